@@ -1,0 +1,3 @@
+"""kerasbert: the BERT toolkit for Keras 3."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""kerasbert.presets."""
