@@ -1,0 +1,95 @@
+"""The data sets shipped in datasets/: counts, columns and labels as their cards say, checksums enforced."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kerasbert.data.shipped import available_datasets, datasets_dir, load_dataset
+
+# (split -> rows) and columns, as documented in datasets/<name>/README.md
+EXPECTED = {
+    "uci_sentiment": ({"train": 2000, "test": 1000}, ["text", "label", "source"]),
+}
+
+
+def test_every_shipped_set_is_known_here():
+    assert available_datasets() == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_counts_and_columns(name):
+    rows, columns = EXPECTED[name]
+    splits = load_dataset(name)
+    assert list(splits) == list(rows)
+    for split, frame in splits.items():
+        assert len(frame) == rows[split], split
+        assert frame.columns.tolist() == columns
+        assert frame.notna().all().all()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_card_lists_every_checksum_and_count(name):
+    folder = datasets_dir() / name
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for entry in manifest["splits"].values():
+        assert entry["sha256"] in card
+        assert f"{entry['rows']:,}" in card
+        assert entry["bytes"] < 5 * 2**20
+    assert (folder / "prepare.py").is_file()
+
+
+def test_uci_sentiment_is_balanced_per_source():
+    splits = load_dataset("uci_sentiment")
+    assert set(splits["train"].source) == {"amazon", "yelp"}
+    assert set(splits["test"].source) == {"imdb"}
+    for frame in splits.values():
+        counts = frame.groupby(["source", "label"]).size()
+        assert set(counts) == {500}
+    assert load_dataset("uci_sentiment", "test").text[0].startswith("A very, very, very slow-moving")
+
+
+def test_one_split_is_a_frame():
+    frame = load_dataset("uci_sentiment", split="test")
+    assert len(frame) == 1000
+
+
+def test_unknown_name_lists_the_available_sets():
+    with pytest.raises(ValueError, match="Available: .*uci_sentiment"):
+        load_dataset("imdb_reviews")
+
+
+def test_unknown_split_lists_the_splits():
+    with pytest.raises(ValueError, match="Splits: train, test"):
+        load_dataset("uci_sentiment", split="validation")
+
+
+@pytest.fixture
+def copied_sets(tmp_path, monkeypatch):
+    """A copy of datasets/ in tmp_path, selected with KERASBERT_DATASETS."""
+    copy = tmp_path / "datasets"
+    shutil.copytree(datasets_dir(), copy)
+    monkeypatch.setenv("KERASBERT_DATASETS", str(copy))
+    return copy
+
+
+def test_corrupted_copy_names_the_file_and_the_fix(copied_sets):
+    path = copied_sets / "uci_sentiment" / "test.jsonl"
+    path.write_bytes(path.read_bytes().replace(b'"label":0', b'"label":1', 1))
+    with pytest.raises(ValueError, match=r"test\.jsonl is corrupt.*prepare\.py"):
+        load_dataset("uci_sentiment", split="test")
+    assert len(load_dataset("uci_sentiment", split="train")) == 2000
+
+
+def test_missing_file_names_the_file_and_the_fix(copied_sets):
+    (copied_sets / "uci_sentiment" / "train.jsonl").unlink()
+    with pytest.raises(FileNotFoundError, match=r"train\.jsonl is missing.*prepare\.py"):
+        load_dataset("uci_sentiment")
+
+
+def test_missing_folder_says_how_to_point_at_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERASBERT_DATASETS", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="KERASBERT_DATASETS"):
+        load_dataset("uci_sentiment")
