@@ -11,6 +11,7 @@ from kerasbert.data.shipped import available_datasets, datasets_dir, load_datase
 # (split -> rows) and columns, as documented in datasets/<name>/README.md
 EXPECTED = {
     "uci_sentiment": ({"train": 2000, "test": 1000}, ["text", "label", "source"]),
+    "jane_austen": ({"train": 9263, "test": 1035}, ["book", "chapter", "is_heading", "text"]),
 }
 
 
@@ -49,6 +50,23 @@ def test_uci_sentiment_is_balanced_per_source():
         counts = frame.groupby(["source", "label"]).size()
         assert set(counts) == {500}
     assert load_dataset("uci_sentiment", "test").text[0].startswith("A very, very, very slow-moving")
+
+
+def test_jane_austen_chapters_and_headings():
+    splits = load_dataset("jane_austen")
+    assert set(splits["test"].book) == {"Persuasion"}
+    assert "Persuasion" not in set(splits["train"].book)
+    chapters = {book: frame.chapter.max() for split in splits.values()
+                for book, frame in split.groupby("book")}
+    assert chapters == {"Sense & Sensibility": 50, "Pride & Prejudice": 61, "Mansfield Park": 48,
+                        "Emma": 55, "Northanger Abbey": 31, "Persuasion": 24}
+    test = splits["test"]
+    headings = test[test.is_heading]
+    assert headings.text.tolist() == [f"Chapter {n}" for n in range(1, 25)]
+    assert headings.chapter.tolist() == list(range(1, 25))
+    first = test[~test.is_heading & (test.chapter == 1)].text.iloc[0]
+    assert first.startswith("Sir Walter Elliot, of Kellynch Hall, in Somersetshire, was a man who,")
+    assert "\n" not in "".join(test.text)
 
 
 def test_one_split_is_a_frame():
