@@ -12,6 +12,7 @@ from kerasbert.data.shipped import available_datasets, datasets_dir, load_datase
 EXPECTED = {
     "uci_sentiment": ({"train": 2000, "test": 1000}, ["text", "label", "source"]),
     "jane_austen": ({"train": 9263, "test": 1035}, ["book", "chapter", "is_heading", "text"]),
+    "brown_pos": ({"train": 4070, "test": 930}, ["tokens", "tags", "text", "document", "genre"]),
 }
 
 
@@ -67,6 +68,20 @@ def test_jane_austen_chapters_and_headings():
     first = test[~test.is_heading & (test.chapter == 1)].text.iloc[0]
     assert first.startswith("Sir Walter Elliot, of Kellynch Hall, in Somersetshire, was a man who,")
     assert "\n" not in "".join(test.text)
+
+
+def test_brown_pos_sample_is_split_by_document():
+    splits = load_dataset("brown_pos")
+    train, test = splits["train"], splits["test"]
+    assert not set(train.document) & set(test.document)
+    assert test.document.str[2:].astype(int).mod(5).eq(0).all()
+    assert set(train.genre) == set(test.genre) and len(set(test.genre)) == 15
+    for frame in splits.values():
+        assert frame.groupby("document").size().eq(10).all()
+        assert (frame.tokens.str.len() == frame.tags.str.len()).all()
+    first = train.iloc[0]
+    assert first.tokens[:3] == ["The", "Fulton", "County"] and first.tags[:3] == ["at", "np-tl", "nn-tl"]
+    assert 'produced "no evidence" that' in first.text
 
 
 def test_one_split_is_a_frame():
