@@ -1,0 +1,121 @@
+"""Multi-head self-attention with padding and full attention masks."""
+
+import math
+
+import keras
+from keras import ops
+
+
+def merge_masks(padding_mask=None, attention_mask=None):
+    """Combine a `[B, T]` key padding mask and a `[B, T, T]` attention mask.
+
+    Returns a boolean `[B, 1, T|1, T]` mask (True = may attend) broadcastable over
+    heads, or None when neither mask is given.
+
+    Example:
+    >>> merge_masks(ops.array([[1, 1, 0]])).shape
+    (1, 1, 1, 3)
+    """
+    mask = None
+    if padding_mask is not None:
+        mask = ops.cast(padding_mask, "bool")[:, None, None, :]
+    if attention_mask is not None:
+        full = ops.cast(attention_mask, "bool")[:, None, :, :]
+        mask = full if mask is None else ops.logical_and(mask, full)
+    return mask
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class MultiHeadSelfAttention(keras.layers.Layer):
+    """BERT self-attention: fused Q/K/V projection, scaled dot products, output projection.
+
+    Masked positions get a score of the float32 minimum before the softmax (as in HF
+    transformers), and the softmax always runs in float32, also under mixed precision.
+
+    Args:
+        num_heads: number of attention heads; `hidden_dim` must divide evenly.
+        attention_dropout: dropout on the attention probabilities.
+        initializer_range: standard deviation of the truncated normal initialiser.
+
+    Call args:
+        x: `[batch, T, hidden_dim]`.
+        padding_mask: optional `[batch, T]`, 1/True on real tokens.
+        attention_mask: optional `[batch, T, T]`, 1/True where query i may see key j.
+        return_attention_scores: also return the `[batch, heads, T, T]` probabilities.
+
+    Example:
+    >>> attention = MultiHeadSelfAttention(num_heads=2)
+    >>> tuple(attention(ops.ones((1, 4, 8))).shape)
+    (1, 4, 8)
+    """
+
+    def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.attention_dropout = attention_dropout
+        self.initializer_range = initializer_range
+        self.dropout_layer = keras.layers.Dropout(attention_dropout, dtype=self.dtype_policy)
+
+    def build(self, input_shape):
+        hidden_dim = input_shape[-1]
+        if hidden_dim % self.num_heads:
+            raise ValueError(
+                f"hidden_dim={hidden_dim} is not divisible by num_heads={self.num_heads}; "
+                "choose num_heads that divides the hidden size."
+            )
+        self.hidden_dim = hidden_dim
+        self.head_dim = hidden_dim // self.num_heads
+        initializer = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        self.qkv_dense = keras.layers.Dense(
+            3 * hidden_dim, kernel_initializer=initializer,
+            dtype=self.dtype_policy, name="qkv_dense",
+        )
+        self.qkv_dense.build(input_shape)
+        self.output_dense = keras.layers.Dense(
+            hidden_dim, kernel_initializer=initializer,
+            dtype=self.dtype_policy, name="output_dense",
+        )
+        self.output_dense.build(input_shape)
+        self.built = True
+
+    def split_heads(self, x):
+        """`[B, T, H]` -> `[B, heads, T, head_dim]`."""
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        x = ops.reshape(x, (batch, length, self.num_heads, self.head_dim))
+        return ops.transpose(x, (0, 2, 1, 3))
+
+    def call(
+        self, x, padding_mask=None, attention_mask=None,
+        return_attention_scores=False, training=None,
+    ):
+        query, key, value = ops.split(self.qkv_dense(x), 3, axis=-1)
+        query, key, value = self.split_heads(query), self.split_heads(key), self.split_heads(value)
+
+        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))
+        scores = ops.cast(scores, "float32") / math.sqrt(self.head_dim)
+        mask = merge_masks(padding_mask, attention_mask)
+        if mask is not None:
+            scores = ops.where(mask, scores, ops.cast(-3.4028234663852886e38, "float32"))
+        probabilities = ops.softmax(scores, axis=-1)
+        dropped = self.dropout_layer(ops.cast(probabilities, self.compute_dtype), training=training)
+
+        context = ops.transpose(ops.matmul(dropped, value), (0, 2, 1, 3))
+        batch, length = ops.shape(context)[0], ops.shape(context)[1]
+        output = self.output_dense(ops.reshape(context, (batch, length, self.hidden_dim)))
+        if return_attention_scores:
+            return output, probabilities
+        return output
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "attention_dropout": self.attention_dropout,
+                "initializer_range": self.initializer_range,
+            }
+        )
+        return config

@@ -1,0 +1,167 @@
+"""The Transformer encoder block of BERT (post-LayerNorm by default, pre-LN as an option)."""
+
+import keras
+from keras import ops
+
+from kerasbert.layers.attention import MultiHeadSelfAttention
+
+# HF `hidden_act` names and their exact keras equivalents.
+ACTIVATIONS = {
+    "gelu": lambda x: keras.activations.gelu(x, approximate=False),
+    "gelu_approximate": lambda x: keras.activations.gelu(x, approximate=True),
+    "relu": keras.activations.relu,
+    "silu": keras.activations.silu,
+}
+
+
+def get_activation(name):
+    """Look up an activation by name: "gelu" (exact erf), "gelu_approximate" (tanh), "relu", "silu".
+
+    Example:
+    >>> float(get_activation("gelu")(ops.array(1.0)))  # doctest: +ELLIPSIS
+    0.841...
+    """
+    if name not in ACTIVATIONS:
+        raise ValueError(
+            f"Unknown activation {name!r}; use one of {sorted(ACTIVATIONS)} "
+            "(\"gelu\" is the exact erf GELU of HF checkpoints, \"gelu_approximate\" the tanh "
+            "form of the original Google BERT)."
+        )
+    return ACTIVATIONS[name]
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class TransformerEncoderBlock(keras.layers.Layer):
+    """Self-attention and a feed-forward network, each with a residual and a LayerNorm.
+
+    Post-LN (BERT): `x = LN(x + Attn(x)); x = LN(x + FFN(x))`.
+    Pre-LN (`normalize_first=True`): `x = x + Attn(LN(x)); x = x + FFN(LN(x))`.
+
+    Subclass it and pass the subclass as `BertBackbone(encoder_block=...)` to try a
+    new block without copying the backbone; override `feed_forward` or `call`.
+
+    Args:
+        num_heads: attention heads.
+        intermediate_dim: width of the feed-forward layer (4 x hidden in BERT).
+        activation: "gelu" (exact erf), "gelu_approximate" (tanh), "relu" or "silu".
+        dropout: dropout after the attention output and the feed-forward output.
+        attention_dropout: dropout on the attention probabilities.
+        layer_norm_epsilon: LayerNorm epsilon.
+        normalize_first: pre-LN instead of BERT's post-LN.
+        initializer_range: standard deviation of the truncated normal initialiser.
+
+    Example:
+    >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
+    >>> x = ops.ones((2, 5, 8))
+    >>> tuple(block(x, padding_mask=ops.ones((2, 5), "bool")).shape)
+    (2, 5, 8)
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        intermediate_dim,
+        activation="gelu",
+        dropout=0.1,
+        attention_dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        normalize_first=False,
+        initializer_range=0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.activation = activation
+        self.activation_fn = get_activation(activation)
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.normalize_first = normalize_first
+        self.initializer_range = initializer_range
+
+    def build(self, input_shape):
+        hidden_dim = input_shape[-1]
+        initializer = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        policy = self.dtype_policy
+        self.attention = MultiHeadSelfAttention(
+            self.num_heads, self.attention_dropout, self.initializer_range,
+            dtype=policy, name="attention",
+        )
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype="float32", name="attention_layer_norm",
+        )
+        self.intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim, kernel_initializer=initializer,
+            dtype=policy, name="intermediate_dense",
+        )
+        self.output_dense = keras.layers.Dense(
+            hidden_dim, kernel_initializer=initializer, dtype=policy, name="output_dense",
+        )
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype="float32", name="output_layer_norm",
+        )
+        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=policy)
+
+        self.attention.build(input_shape)
+        self.attention_layer_norm.build(input_shape)
+        self.intermediate_dense.build(input_shape)
+        self.output_dense.build(tuple(input_shape[:-1]) + (self.intermediate_dim,))
+        self.output_layer_norm.build(input_shape)
+        self.built = True
+
+    def normalize(self, layer_norm, x):
+        """LayerNorm in float32, result back in the compute dtype."""
+        return ops.cast(layer_norm(x), self.compute_dtype)
+
+    def feed_forward(self, x, training=None):
+        """Dense(intermediate) -> activation -> Dense(hidden) -> dropout."""
+        x = self.activation_fn(self.intermediate_dense(x))
+        return self.dropout_layer(self.output_dense(x), training=training)
+
+    def call(
+        self, x, padding_mask=None, attention_mask=None,
+        return_attention_scores=False, training=None,
+    ):
+        residual = x
+        if self.normalize_first:
+            x = self.normalize(self.attention_layer_norm, x)
+        attended = self.attention(
+            x, padding_mask=padding_mask, attention_mask=attention_mask,
+            return_attention_scores=return_attention_scores, training=training,
+        )
+        if return_attention_scores:
+            attended, scores = attended
+        x = residual + self.dropout_layer(attended, training=training)
+        if not self.normalize_first:
+            x = self.normalize(self.attention_layer_norm, x)
+
+        residual = x
+        if self.normalize_first:
+            x = self.normalize(self.output_layer_norm, x)
+        x = residual + self.feed_forward(x, training=training)
+        if not self.normalize_first:
+            x = self.normalize(self.output_layer_norm, x)
+
+        if return_attention_scores:
+            return x, scores
+        return x
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "intermediate_dim": self.intermediate_dim,
+                "activation": self.activation,
+                "dropout": self.dropout,
+                "attention_dropout": self.attention_dropout,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "normalize_first": self.normalize_first,
+                "initializer_range": self.initializer_range,
+            }
+        )
+        return config

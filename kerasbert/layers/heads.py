@@ -1,0 +1,130 @@
+"""Pre-training heads: masked language model and next-sentence prediction."""
+
+import keras
+from keras import ops
+
+from kerasbert.layers.encoder_block import get_activation
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class MaskedLMHead(keras.layers.Layer):
+    """Predicts the original token at masked positions.
+
+    Gathers the hidden states at `mask_positions`, then dense -> activation ->
+    LayerNorm -> decoder + output bias. The decoder is the transposed token embedding
+    matrix when `token_embedding` is given (weight tying, as in BERT), otherwise a
+    kernel of its own.
+
+    Args:
+        vocabulary_size: number of output tokens.
+        token_embedding: optional `keras.layers.Embedding` to tie the decoder to. It is a
+            live link, not configuration: a model that owns both re-links it on load.
+        activation: activation of the transform ("gelu" exact, "gelu_approximate", ...).
+        layer_norm_epsilon: LayerNorm epsilon.
+        initializer_range: standard deviation of the truncated normal initialiser.
+
+    Call args:
+        sequence_output: `[batch, T, hidden]`.
+        mask_positions: optional int `[batch, P]` positions to predict; all positions if None.
+
+    Example:
+    >>> head = MaskedLMHead(vocabulary_size=100)
+    >>> logits = head(ops.ones((2, 6, 8)), ops.array([[1, 2], [0, 5]]))
+    >>> tuple(logits.shape)
+    (2, 2, 100)
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        token_embedding=None,
+        activation="gelu",
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.token_embedding = token_embedding
+        self.activation = activation
+        self.activation_fn = get_activation(activation)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+
+    def build(self, sequence_output_shape, mask_positions_shape=None):
+        hidden_dim = sequence_output_shape[-1]
+        initializer = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        self.dense = keras.layers.Dense(
+            hidden_dim, kernel_initializer=initializer, dtype=self.dtype_policy, name="dense",
+        )
+        self.dense.build((None, hidden_dim))
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype="float32", name="layer_norm",
+        )
+        self.layer_norm.build((None, hidden_dim))
+        if self.token_embedding is None:
+            self.decoder_kernel = self.add_weight(
+                shape=(hidden_dim, self.vocabulary_size), initializer=initializer,
+                name="decoder_kernel",
+            )
+        self.output_bias = self.add_weight(
+            shape=(self.vocabulary_size,), initializer="zeros", name="output_bias",
+        )
+        self.built = True
+
+    def decoder_matrix(self):
+        """The `[hidden, vocabulary]` decoder: tied embeddings transposed, or its own kernel."""
+        if self.token_embedding is not None:
+            return ops.transpose(ops.convert_to_tensor(self.token_embedding.embeddings))
+        return self.decoder_kernel
+
+    def call(self, sequence_output, mask_positions=None):
+        x = sequence_output
+        if mask_positions is not None:
+            x = ops.take_along_axis(x, ops.cast(mask_positions, "int32")[:, :, None], axis=1)
+        x = self.activation_fn(self.dense(x))
+        x = ops.cast(self.layer_norm(x), self.compute_dtype)
+        logits = ops.matmul(x, ops.cast(self.decoder_matrix(), self.compute_dtype))
+        return ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
+
+    def compute_output_shape(self, sequence_output_shape, mask_positions_shape=None):
+        length = sequence_output_shape[1] if mask_positions_shape is None else mask_positions_shape[1]
+        return (sequence_output_shape[0], length, self.vocabulary_size)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "activation": self.activation,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "initializer_range": self.initializer_range,
+            }
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class NSPHead(keras.layers.Dense):
+    """Next-sentence prediction: pooled `[CLS]` output -> 2 logits, index 0 = IsNext.
+
+    The index order is the one of the Google and HF checkpoints (`cls.seq_relationship`):
+    0 means B really follows A, 1 means B is a random sentence. The same head serves
+    sentence-order prediction (0 = in order, 1 = swapped).
+
+    Example:
+    >>> tuple(NSPHead()(ops.ones((3, 8))).shape)
+    (3, 2)
+    """
+
+    def __init__(self, units=2, initializer_range=0.02, **kwargs):
+        kwargs.setdefault(
+            "kernel_initializer", keras.initializers.TruncatedNormal(stddev=initializer_range)
+        )
+        super().__init__(units, **kwargs)
+        self.initializer_range = initializer_range
+
+    def get_config(self):
+        config = super().get_config()
+        config["initializer_range"] = self.initializer_range
+        return config

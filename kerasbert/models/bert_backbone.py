@@ -1,0 +1,232 @@
+"""BertBackbone: the BERT encoder as a functional keras.Model."""
+
+import keras
+
+from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
+from kerasbert.layers.encoder_block import TransformerEncoderBlock
+from kerasbert.models.checkpoint_weights import apply_checkpoint, export_hf_weights
+from kerasbert.presets.hf_format import write_hf_folder
+from kerasbert.presets.kerasbert_format import write_kerasbert_folder
+from kerasbert.presets.loading import load_checkpoint
+
+TOKENIZER_SETTINGS = ("lowercase", "strip_accents", "tokenize_chinese_chars")
+
+
+def tokenizer_settings(tokenizer):
+    """The vocabulary and casing of a `BertTokenizer` (None: no tokenizer)."""
+    if tokenizer is None:
+        return None, None
+    config = tokenizer.get_config()
+    return tokenizer.get_vocabulary(), {key: config[key] for key in TOKENIZER_SETTINGS}
+
+
+def resolve_block_class(encoder_block):
+    """Accept a `TransformerEncoderBlock` subclass or its registered name."""
+    if isinstance(encoder_block, str):
+        found = keras.saving.get_registered_object(encoder_block)
+        if found is None:
+            raise ValueError(
+                f"encoder_block {encoder_block!r} is not a registered Keras class; decorate "
+                "your block with @keras.saving.register_keras_serializable() and import it "
+                "before loading."
+            )
+        encoder_block = found
+    if not (isinstance(encoder_block, type) and issubclass(encoder_block, TransformerEncoderBlock)):
+        raise TypeError(
+            f"encoder_block must be a TransformerEncoderBlock subclass, got {encoder_block!r}."
+        )
+    return encoder_block
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertBackbone(keras.Model):
+    """The BERT encoder: embeddings, a stack of encoder blocks and the `[CLS]` pooler.
+
+    Inputs are a dict of `token_ids`, `segment_ids` and `padding_mask` (each
+    `[batch, T]`); outputs a dict of `sequence_output` `[batch, T, hidden]`,
+    `pooled_output` `[batch, hidden]` (dense + tanh on `[CLS]`), and with
+    `output_hidden_states=True` also `hidden_states`: the embedding output and every
+    block's output, `num_layers + 1` tensors.
+
+    Args:
+        vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size.
+        dropout: hidden dropout. attention_dropout: dropout on attention probabilities.
+        max_sequence_length: learned positions. num_segments: segment types.
+        activation: "gelu" (exact erf, HF checkpoints) or "gelu_approximate" (tanh).
+        layer_norm_epsilon: LayerNorm epsilon. initializer_range: init std.
+        normalize_first: pre-LN blocks (then a final LayerNorm follows the stack).
+        encoder_block: a `TransformerEncoderBlock` subclass (or its registered name);
+            subclasses take the same constructor arguments.
+        output_hidden_states: also output every layer's hidden states.
+        dtype: a dtype or dtype policy, e.g. "mixed_bfloat16".
+
+    Example:
+    >>> backbone = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2,
+    ...                         hidden_dim=16, intermediate_dim=64)
+    >>> outputs = backbone({"token_ids": ops.ones((1, 4), "int32"),
+    ...                     "segment_ids": ops.zeros((1, 4), "int32"),
+    ...                     "padding_mask": ops.ones((1, 4), "int32")})
+    >>> tuple(outputs["pooled_output"].shape)
+    (1, 16)
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        dropout=0.1,
+        attention_dropout=0.1,
+        max_sequence_length=512,
+        num_segments=2,
+        activation="gelu",
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        normalize_first=False,
+        encoder_block=TransformerEncoderBlock,
+        output_hidden_states=False,
+        dtype=None,
+        **kwargs,
+    ):
+        block_class = resolve_block_class(encoder_block)
+
+        # === Layers ===
+        embedding = TokenSegmentPositionEmbedding(
+            vocabulary_size, hidden_dim, max_sequence_length, num_segments,
+            dropout, layer_norm_epsilon, initializer_range, dtype=dtype, name="embedding",
+        )
+        blocks = [
+            block_class(
+                num_heads=num_heads, intermediate_dim=intermediate_dim, activation=activation,
+                dropout=dropout, attention_dropout=attention_dropout,
+                layer_norm_epsilon=layer_norm_epsilon, normalize_first=normalize_first,
+                initializer_range=initializer_range, dtype=dtype, name=f"encoder_block_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        final_layer_norm = None
+        if normalize_first:
+            final_layer_norm = keras.layers.LayerNormalization(
+                epsilon=layer_norm_epsilon, dtype="float32", name="final_layer_norm",
+            )
+        pooler = keras.layers.Dense(
+            hidden_dim, activation="tanh", dtype=dtype, name="pooler",
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+        )
+
+        # === Functional model ===
+        inputs = {
+            "token_ids": keras.Input(shape=(None,), dtype="int32", name="token_ids"),
+            "segment_ids": keras.Input(shape=(None,), dtype="int32", name="segment_ids"),
+            "padding_mask": keras.Input(shape=(None,), dtype="int32", name="padding_mask"),
+        }
+        x = embedding(inputs["token_ids"], inputs["segment_ids"])
+        hidden_states = [x]
+        for block in blocks:
+            x = block(x, padding_mask=inputs["padding_mask"])
+            hidden_states.append(x)
+        if final_layer_norm is not None:
+            x = final_layer_norm(x)
+        outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :])}
+        if output_hidden_states:
+            outputs["hidden_states"] = hidden_states
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.normalize_first = normalize_first
+        self.encoder_block = block_class
+        self.output_hidden_states = output_hidden_states
+        self.embedding = embedding
+        self.encoder_blocks = blocks
+        self.final_layer_norm = final_layer_norm
+        self.pooler = pooler
+
+    @property
+    def token_embedding(self):
+        """The token `Embedding` layer, for heads that tie their decoder to it."""
+        return self.embedding.token_embedding
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+            "normalize_first": self.normalize_first,
+            "encoder_block": keras.saving.get_registered_name(self.encoder_block),
+            "output_hidden_states": self.output_hidden_states,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, allow_pickle=False, **overrides):
+        """Build the backbone of `preset` and load its weights.
+
+        `preset`: a built-in name (`kerasbert.presets.preset_names()`), a kerasbert preset
+        folder, a HF folder, a Google TF checkpoint folder, or `hf://org/name`.
+        `load_weights=False` builds the architecture only (offline for built-in names).
+        `allow_pickle=True` permits reading a HF `pytorch_model.bin`.
+        `overrides` replace config values, e.g. `dropout=0.0`, `dtype="mixed_bfloat16"`,
+        `encoder_block=MyBlock`, `output_hidden_states=True`.
+
+        Example:
+        >>> backbone = BertBackbone.from_preset("all_minilm_l6_v2_en")
+        >>> BertBackbone.from_preset("bert_base_en_uncased", load_weights=False).count_params()
+        109482240
+        """
+        checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
+        backbone = cls(**{**checkpoint.backbone_config, **overrides})
+        if load_weights:
+            apply_checkpoint(backbone, checkpoint)
+        return backbone
+
+    def save_to_preset(self, folder, tokenizer=None):
+        """Write a kerasbert preset folder (config, weights, vocabulary) that `from_preset` reads.
+
+        Example:
+        >>> backbone.save_to_preset("my_bert", tokenizer=tokenizer)
+        """
+        vocabulary, settings = tokenizer_settings(tokenizer)
+        return write_kerasbert_folder(folder, self, vocabulary, settings)
+
+    def export_to_hf(self, folder, tokenizer=None, heads=None, id2label=None):
+        """Write a HF transformers folder (`config.json`, `model.safetensors`, vocabulary).
+
+        `heads` adds task weights under HF names (`cls.predictions.*`, `classifier.*`, ...).
+
+        Example:
+        >>> backbone.export_to_hf("hf_bert", tokenizer=tokenizer)
+        >>> transformers.BertModel.from_pretrained("hf_bert")
+        """
+        vocabulary, settings = tokenizer_settings(tokenizer)
+        state_dict = {**export_hf_weights(self), **(heads or {})}
+        config = self.get_config()
+        return write_hf_folder(folder, config, state_dict, vocabulary, settings or {}, id2label)

