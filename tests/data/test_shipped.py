@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from kerasbert.data.shipped import available_datasets, datasets_dir, load_dataset
@@ -13,6 +14,7 @@ EXPECTED = {
     "uci_sentiment": ({"train": 2000, "test": 1000}, ["text", "label", "source"]),
     "jane_austen": ({"train": 9263, "test": 1035}, ["book", "chapter", "is_heading", "text"]),
     "brown_pos": ({"train": 4070, "test": 930}, ["tokens", "tags", "text", "document", "genre"]),
+    "spam_assassin": ({"train": 800, "test": 200}, ["text", "label", "subject", "body_type", "id"]),
 }
 
 
@@ -82,6 +84,19 @@ def test_brown_pos_sample_is_split_by_document():
     first = train.iloc[0]
     assert first.tokens[:3] == ["The", "Fulton", "County"] and first.tags[:3] == ["at", "np-tl", "nn-tl"]
     assert 'produced "no evidence" that' in first.text
+
+
+def test_spam_assassin_is_balanced_long_text():
+    splits = load_dataset("spam_assassin")
+    assert splits["train"].label.value_counts().to_dict() == {"spam": 400, "ham": 400}
+    assert splits["test"].label.value_counts().to_dict() == {"spam": 100, "ham": 100}
+    emails = pd.concat(splits.values())
+    assert emails.id.is_unique and emails.text.is_unique
+    assert (emails.label == "spam").eq(emails.id.str.startswith("spam")).all()
+    assert set(emails.body_type) == {"text/plain", "text/html"}
+    assert (emails.text.str.len() > 0).all() and (emails.text.str.len() > 2000).sum() > 150
+    converted = emails[emails.body_type == "text/html"].text
+    assert not converted.str.contains(r"<(?:html|body|p|br|font|td)\b", case=False).any()
 
 
 def test_one_split_is_a_frame():
