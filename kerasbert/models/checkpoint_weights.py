@@ -34,8 +34,7 @@ def weight_links(backbone):
             (block.output_dense, f"{prefix}.output.dense"),
         ]
         for layer, name in dense_layers:
-            yield layer.kernel, [f"{name}.weight"], "kernel"
-            yield layer.bias, [f"{name}.bias"], "copy"
+            yield from dense_links(layer, name)
         norms = [
             (block.attention_layer_norm, f"{prefix}.attention.output.LayerNorm"),
             (block.output_layer_norm, f"{prefix}.output.LayerNorm"),
@@ -46,8 +45,7 @@ def weight_links(backbone):
     if backbone.final_layer_norm is not None:
         yield backbone.final_layer_norm.gamma, ["encoder.final_layer_norm.weight"], "copy"
         yield backbone.final_layer_norm.beta, ["encoder.final_layer_norm.bias"], "copy"
-    yield backbone.pooler.kernel, ["pooler.dense.weight"], "kernel"
-    yield backbone.pooler.bias, ["pooler.dense.bias"], "copy"
+    yield from dense_links(backbone.pooler, "pooler.dense")
 
 
 def to_keras_layout(arrays, kind):
@@ -70,52 +68,71 @@ def to_hf_layout(value, kind):
     return np.split(value, 3, axis=0)  # qkv_bias
 
 
-OPTIONAL_WEIGHTS = ("pooler.dense.weight", "pooler.dense.bias")
+def masked_lm_head_links(head):
+    """`(variable, hf_names, kind)` of a `MaskedLMHead` (`cls.predictions.*`).
+
+    A tied head has no decoder weight of its own: HF ties `cls.predictions.decoder.weight`
+    to the word embeddings the same way.
+    """
+    prefix = "cls.predictions"
+    yield from dense_links(head.dense, f"{prefix}.transform.dense")
+    yield head.layer_norm.gamma, [f"{prefix}.transform.LayerNorm.weight"], "copy"
+    yield head.layer_norm.beta, [f"{prefix}.transform.LayerNorm.bias"], "copy"
+    yield head.output_bias, [f"{prefix}.bias"], "copy"
+    if head.token_embedding is None:
+        yield head.decoder_kernel, [f"{prefix}.decoder.weight"], "kernel"
 
 
-def assign_hf_weights(backbone, state_dict, source):
-    """Copy HF-named arrays into `backbone`; returns the names that were not used.
+def dense_links(layer, name):
+    """`(variable, hf_names, kind)` of a Dense layer stored as a torch Linear called `name`."""
+    yield layer.kernel, [f"{name}.weight"], "kernel"
+    yield layer.bias, [f"{name}.bias"], "copy"
+
+
+def assign_links(links, state_dict, source, optional=()):
+    """Copy HF-named arrays into the linked variables.
 
     Raises ValueError naming `source`, the weight and both shapes when a shape does not
-    match the config, or listing the weights the checkpoint lacks. A checkpoint without
-    a pooler (e.g. exported sentence encoders) keeps the pooler's fresh initialisation,
-    reported in the returned `missing_optional` list.
+    match the config, or listing the weights the checkpoint lacks. Names in `optional`
+    may be absent (their variables keep their initialisation); returns those missing.
 
     Example:
-    >>> unused, missing = assign_hf_weights(backbone, state_dict, "model.safetensors")
+    >>> missing = assign_links(weight_links(backbone), state_dict, "model.safetensors")
     """
-    missing = [
-        name for _, names, _ in weight_links(backbone) for name in names if name not in state_dict
-    ]
-    missing_required = [name for name in missing if name not in OPTIONAL_WEIGHTS]
+    links = list(links)
+    missing = [name for _, names, _ in links for name in names if name not in state_dict]
+    missing_required = [name for name in missing if name not in optional]
     if missing_required:
         raise ValueError(
-            f"{source} lacks {len(missing_required)} weight(s) the backbone needs, e.g. "
+            f"{source} lacks {len(missing_required)} weight(s) the model needs, e.g. "
             f"{missing_required[:5]}. Is this a BERT checkpoint with the same number of layers?"
         )
-    used = set()
-    for variable, names, kind in weight_links(backbone):
+    for variable, names, kind in links:
         if any(name in missing for name in names):
             continue
         value = to_keras_layout([np.asarray(state_dict[name]) for name in names], kind)
         if tuple(value.shape) != tuple(variable.shape):
             raise ValueError(
                 f"{source}: weight {names[0]} has shape {tuple(state_dict[names[0]].shape)}, which "
-                f"does not fit the config (the backbone expects {tuple(variable.shape)} for "
-                f"{variable.path}). The config and the weights do not belong together."
+                f"does not fit the config (expected {tuple(variable.shape)} for {variable.path}). "
+                "The config and the weights do not belong together."
             )
         variable.assign(value.astype(variable.dtype))
-        used.update(names)
-    return sorted(set(state_dict) - used), missing
+    return missing
+
+
+def export_links(links):
+    """The linked variables as a dict of HF names -> numpy arrays (torch layout)."""
+    state = {}
+    for variable, names, kind in links:
+        for name, array in zip(names, to_hf_layout(np.asarray(variable.numpy()), kind)):
+            state[name] = np.ascontiguousarray(array)
+    return state
 
 
 def export_hf_weights(backbone):
     """Return the backbone's weights as a dict of HF `BertModel` names -> numpy arrays."""
-    state = {}
-    for variable, names, kind in weight_links(backbone):
-        for name, array in zip(names, to_hf_layout(np.asarray(variable.numpy()), kind)):
-            state[name] = np.ascontiguousarray(array)
-    return state
+    return export_links(weight_links(backbone))
 
 
 def apply_checkpoint(backbone, checkpoint):
@@ -132,7 +149,10 @@ def apply_checkpoint(backbone, checkpoint):
                 "another config."
             ) from None
         return
-    _, missing = assign_hf_weights(backbone, checkpoint.state_dict, checkpoint.source)
+    missing = assign_links(
+        weight_links(backbone), checkpoint.state_dict, checkpoint.source,
+        optional=("pooler.dense.weight", "pooler.dense.bias"),
+    )
     if missing:
         warnings.warn(
             f"{checkpoint.source} has no {', '.join(missing)}: the pooler keeps its fresh "

