@@ -1,3 +1,18 @@
-"""kerasbert: the BERT toolkit for Keras 3."""
+"""kerasbert: the BERT toolkit for Keras 3.
+
+Example:
+>>> import kerasbert as kb
+>>> backbone = kb.BertBackbone.from_preset("all_minilm_l6_v2_en")
+"""
 
 __version__ = "0.1.0"
+
+from kerasbert import layers, models, presets
+from kerasbert.layers import (
+    MaskedLMHead,
+    MultiHeadSelfAttention,
+    NSPHead,
+    TokenSegmentPositionEmbedding,
+    TransformerEncoderBlock,
+)
+from kerasbert.models import BertBackbone

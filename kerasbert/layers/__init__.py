@@ -1,1 +1,6 @@
-"""kerasbert.layers."""
+"""Research building blocks: keras.Layer subclasses written with keras.ops only."""
+
+from kerasbert.layers.attention import MultiHeadSelfAttention
+from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
+from kerasbert.layers.encoder_block import TransformerEncoderBlock
+from kerasbert.layers.heads import MaskedLMHead, NSPHead

@@ -1,1 +1,3 @@
-"""kerasbert.models."""
+"""Backbones: functional keras.Model subclasses."""
+
+from kerasbert.models.bert_backbone import BertBackbone

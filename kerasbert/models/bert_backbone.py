@@ -164,7 +164,7 @@ class BertBackbone(keras.Model):
         return {
             "name": self.name,
             "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "dtype": keras.dtype_policies.serialize(self.embedding.dtype_policy),
             "vocabulary_size": self.vocabulary_size,
             "num_layers": self.num_layers,
             "num_heads": self.num_heads,

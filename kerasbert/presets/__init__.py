@@ -1,1 +1,16 @@
-"""kerasbert.presets."""
+"""Preset registry and checkpoint readers/writers (kerasbert, HF and Google formats)."""
+
+from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
+from kerasbert.presets.loading import load_checkpoint, load_tokenizer
+from kerasbert.presets.registry import PRESETS, preset_names
+
+
+def config(name):
+    """The `BertBackbone` arguments of a built-in preset, as a new dict.
+
+    Example:
+    >>> BertBackbone(**config("bert_small_en_uncased"), encoder_block=MyBlock)
+    """
+    if name not in PRESETS:
+        raise ValueError(f"Unknown preset {name!r}; built-in presets: {preset_names()}.")
+    return dict(PRESETS[name]["config"])
