@@ -96,7 +96,7 @@ def read_google_folder(folder, load_weights=True):
                 hf_name, transpose = google_to_hf_name(name)
                 value = np.asarray(reader.get_tensor(name), dtype=np.float32)
                 state_dict[hf_name] = value.T if transpose else value
-        except (tf.errors.OpError, ValueError) as error:
+        except (tf.errors.OpError, ValueError, IndexError, RuntimeError) as error:
             raise CheckpointError(
                 f"{prefix} cannot be read ({type(error).__name__}: {error}); the checkpoint files "
                 "are truncated or corrupt."
