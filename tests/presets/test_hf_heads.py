@@ -95,3 +95,23 @@ def test_export_with_heads_reloads_in_transformers(hf_pretraining_folder, tmp_pa
     original = dict(reference.state_dict())
     for name, value in reloaded.state_dict().items():
         np.testing.assert_array_equal(value.numpy(), original[name].numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "model_class, prefix",
+    [("BertForSequenceClassification", "classifier."), ("BertForQuestionAnswering", "qa_outputs.")],
+)
+def test_task_heads_and_labels_are_kept_for_applications(model_class, prefix, tmp_path):
+    config = transformers.BertConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=20,
+        id2label={0: "negative", 1: "neutral", 2: "positive"},
+    )
+    getattr(transformers, model_class)(config).save_pretrained(tmp_path)
+    checkpoint = load_checkpoint(str(tmp_path))
+    assert checkpoint.id2label == {0: "negative", 1: "neutral", 2: "positive"}
+    heads = checkpoint.heads(prefix)
+    assert {name.split(".")[-1] for name in heads} == {"weight", "bias"}
+    assert "embeddings.word_embeddings.weight" in checkpoint.state_dict  # `bert.` prefix stripped
+    backbone = BertBackbone.from_preset(str(tmp_path))
+    assert backbone.num_layers == 1
