@@ -1,0 +1,145 @@
+"""BertPacker: token ids of one or two texts -> `[CLS] A [SEP] (B [SEP])`, truncated and padded."""
+
+import keras
+import tensorflow as tf
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertPacker(keras.layers.Layer):
+    """Packs tokenised segments into the BERT backbone's inputs.
+
+    One segment gives `[CLS] A [SEP]`, a pair `[CLS] A [SEP] B [SEP]`, with `segment_ids` 0 for
+    `[CLS] A [SEP]` and 1 for `B [SEP]`, and `padding_mask` True on real tokens. Too long inputs are
+    truncated as HF's `truncation="longest_first"`: a single segment loses its end; of a pair, the
+    longer segment is cut first, down to an even split when both are long (the second segment
+    keeps the odd token, as in HF's fast tokenizers).
+
+    Args:
+        cls_token_id, sep_token_id, pad_token_id: the ids of `[CLS]`, `[SEP]` and `[PAD]`
+            (`BertTokenizer` has them as attributes of the same names).
+        sequence_length: the longest output, special tokens included; longer inputs are
+            truncated. `None`: no truncation, pad to the longest in the batch.
+        pad_to_sequence_length: pad every output to `sequence_length` (True) or only to the
+            longest in the batch (False, dynamic padding).
+
+    Call with a `tf.RaggedTensor` of ids `[batch, (tokens)]` (or one 1-D row), or a tuple of two
+    of them for pairs. Returns a dict of `token_ids` and `segment_ids` (int32) and `padding_mask`
+    (bool).
+
+    Example:
+    >>> packer = BertPacker(cls_token_id=101, sep_token_id=102, pad_token_id=0, sequence_length=8)
+    >>> outputs = packer((tf.ragged.constant([[7, 8, 9, 10]]), tf.ragged.constant([[11, 12, 13, 14]])))
+    >>> outputs["token_ids"].numpy().tolist()
+    [[101, 7, 8, 9, 102, 11, 12, 102]]
+    >>> outputs["segment_ids"].numpy().tolist()
+    [[0, 0, 0, 0, 0, 1, 1, 1]]
+    """
+
+    def __init__(
+        self,
+        cls_token_id,
+        sep_token_id,
+        pad_token_id,
+        sequence_length=512,
+        pad_to_sequence_length=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+        if sequence_length is not None and (not isinstance(sequence_length, int) or sequence_length < 3):
+            raise ValueError(
+                f"`sequence_length` must be an int of at least 3 ([CLS] A [SEP] B [SEP] needs 3 places "
+                f"beside the text), or None for no truncation; got {sequence_length!r}."
+            )
+        self.cls_token_id = int(cls_token_id)
+        self.sep_token_id = int(sep_token_id)
+        self.pad_token_id = int(pad_token_id)
+        self.sequence_length = sequence_length
+        self.pad_to_sequence_length = bool(pad_to_sequence_length)
+
+    def call(self, inputs):
+        segments = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
+        if len(segments) not in (1, 2):
+            raise ValueError(f"BertPacker packs one segment or a pair, got {len(segments)} segments.")
+        segments = [to_ragged_ids(segment) for segment in segments]
+        unbatched = segments[0].shape.rank == 1
+        if unbatched:
+            segments = [tf.RaggedTensor.from_tensor(segment[tf.newaxis]) for segment in segments]
+        if any(segment.shape.rank != 2 for segment in segments):
+            raise ValueError("BertPacker takes ids of shape [batch, (tokens)] or one row [(tokens)].")
+        if self.sequence_length is not None:
+            segments = truncate_longest_first(segments, self.sequence_length - len(segments) - 1)
+        outputs = self._pack(segments)
+        return {name: value[0] for name, value in outputs.items()} if unbatched else outputs
+
+    def _pack(self, segments):
+        batch_size = segments[0].nrows()
+        cls = tf.fill([batch_size, 1], self.cls_token_id)
+        sep = tf.fill([batch_size, 1], self.sep_token_id)
+        token_ids, segment_ids = [cls], [tf.zeros_like(cls)]
+        for index, segment in enumerate(segments):
+            token_ids += [segment, sep]
+            segment_ids += [tf.ones_like(segment) * index, tf.fill([batch_size, 1], index)]
+        token_ids = tf.concat(token_ids, axis=1)
+        segment_ids = tf.concat(segment_ids, axis=1)
+        shape = [None, self.sequence_length if self.pad_to_sequence_length else None]
+        return {
+            "token_ids": token_ids.to_tensor(self.pad_token_id, shape=shape),
+            "segment_ids": segment_ids.to_tensor(0, shape=shape),
+            "padding_mask": tf.ones_like(token_ids, tf.bool).to_tensor(False, shape=shape),
+        }
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "cls_token_id": self.cls_token_id,
+                "sep_token_id": self.sep_token_id,
+                "pad_token_id": self.pad_token_id,
+                "sequence_length": self.sequence_length,
+                "pad_to_sequence_length": self.pad_to_sequence_length,
+            }
+        )
+        return config
+
+
+def to_ragged_ids(ids):
+    """int32 ids: ragged `[batch, (tokens)]`, or a dense 1-D row. Dense 2-D rows are taken whole."""
+    if isinstance(ids, tf.RaggedTensor):
+        return tf.cast(ids, tf.int32)
+    if isinstance(ids, tf.Tensor):
+        ids = tf.cast(ids, tf.int32)
+        return tf.RaggedTensor.from_tensor(ids) if ids.shape.rank == 2 else ids
+    if isinstance(ids, (list, tuple)):
+        return tf.ragged.constant(ids, dtype=tf.int32)
+    raise TypeError(f"BertPacker takes token ids (a tf.RaggedTensor or nested lists), got {type(ids).__name__}.")
+
+
+def truncate_longest_first(segments, budget):
+    """Keeps at most `budget` tokens per row in all, as HF `truncation="longest_first"` does.
+
+    HF (tokenizers, `truncate_encodings`): with `short`/`long` the two lengths, the long one is cut to
+    `max(short, budget - short)`; if that still does not fit, they get `budget // 2` and
+    `budget - budget // 2` tokens, the first segment taking the smaller share on a tie.
+    """
+    lengths = [segment.row_lengths() for segment in segments]
+    if len(segments) == 1:
+        keep = [tf.minimum(lengths[0], budget)]
+    else:
+        swap = lengths[0] > lengths[1]
+        short, long = tf.minimum(*lengths), tf.maximum(*lengths)
+        keep_long = tf.where(short > budget, short, tf.maximum(short, budget - short))
+        keep_short = short
+        too_long = keep_short + keep_long > budget
+        keep_short = tf.where(too_long, tf.cast(budget // 2, short.dtype), keep_short)
+        keep_long = tf.where(too_long, tf.cast(budget - budget // 2, long.dtype), keep_long)
+        keep = [tf.where(swap, keep_long, keep_short), tf.where(swap, keep_short, keep_long)]
+    return [keep_first(segment, n) for segment, n in zip(segments, keep)]
+
+
+def keep_first(segment, counts):
+    """The first `counts[i]` tokens of each row `i`."""
+    positions = tf.ragged.range(segment.row_lengths())
+    return tf.ragged.boolean_mask(segment, positions < tf.expand_dims(counts, 1))

@@ -1,0 +1,81 @@
+"""BertPreprocessor: raw text (or text pairs) -> the BERT backbone's input dict."""
+
+import keras
+
+from kerasbert.tokenizers.bert_packer import BertPacker
+from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.tokenizers.string_inputs import to_string_tensor
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertPreprocessor(keras.layers.Layer):
+    """Tokenises texts with a `BertTokenizer` and packs them with a `BertPacker`.
+
+    Call it with a batch of texts, or a tuple `(texts_a, texts_b)` of two batches for pairs (a
+    list is always one batch of texts). A single string gives unbatched outputs. Returns the dict
+    `token_ids`, `segment_ids`, `padding_mask`, equal to HF
+    `tokenizer(a, b, truncation="longest_first", max_length=sequence_length, padding=...)`.
+
+    Args:
+        tokenizer: a `BertTokenizer`.
+        sequence_length: the longest output, `[CLS]`/`[SEP]` included; longer inputs are truncated.
+            `None`: no truncation.
+        pad_to_sequence_length: pad to `sequence_length` (True) or to the longest in the batch
+            (False, dynamic padding).
+
+    Example:
+    >>> preprocessor = BertPreprocessor(BertTokenizer("vocab.txt"), sequence_length=8)  # doctest: +SKIP
+    >>> preprocessor(("a question", "its context"))["segment_ids"]  # doctest: +SKIP
+    """
+
+    def __init__(self, tokenizer, sequence_length=512, pad_to_sequence_length=True, **kwargs):
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+        if not isinstance(tokenizer, BertTokenizer):
+            raise TypeError(f"`tokenizer` must be a BertTokenizer, got {type(tokenizer).__name__}.")
+        self.tokenizer = tokenizer
+        self.packer = BertPacker(
+            cls_token_id=tokenizer.cls_token_id,
+            sep_token_id=tokenizer.sep_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+            sequence_length=sequence_length,
+            pad_to_sequence_length=pad_to_sequence_length,
+        )
+
+    @property
+    def sequence_length(self):
+        return self.packer.sequence_length
+
+    @classmethod
+    def from_preset(cls, preset, sequence_length=512, pad_to_sequence_length=True, **tokenizer_kwargs):
+        """The preprocessor of a preset name or checkpoint folder."""
+        tokenizer = BertTokenizer.from_preset(preset, **tokenizer_kwargs)
+        return cls(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=pad_to_sequence_length)
+
+    def call(self, texts):
+        if isinstance(texts, tuple):
+            if len(texts) != 2:
+                raise ValueError(f"A text pair is a tuple of two batches of texts, got a tuple of {len(texts)}.")
+            segments = tuple(self.tokenizer(to_string_tensor(part, type(self).__name__)) for part in texts)
+        else:
+            segments = self.tokenizer(to_string_tensor(texts, type(self).__name__))
+        return self.packer(segments)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
+                "sequence_length": self.packer.sequence_length,
+                "pad_to_sequence_length": self.packer.pad_to_sequence_length,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
+        return cls(**config)
