@@ -4,12 +4,13 @@ The problem type is inferred from the labels unless `problem_type=` says it:
 
 - lists, tuples or sets of labels per row -> "multilabel" (multi-hot targets);
 - floats with any fractional value -> "regression" (float targets);
-- strings, bools, ints, or floats that are all whole numbers -> "binary" (2 classes) or "multiclass".
+- strings, bools, ints, or floats that are all whole numbers -> "binary" (2 classes) or
+  "multiclass".
 
-A float column holding only whole numbers (such as 0.0/1.0) is read as classes, stored as ints (0, 1):
-pandas turns an int column into floats as soon as one value is missing, so after `dropna` such columns
-are nearly always class ids. For whole-number scores you want regressed (star ratings, say), pass
-`problem_type="regression"`.
+A float column holding only whole numbers (such as 0.0/1.0) is read as classes, stored as ints
+(0, 1): pandas turns an int column into floats as soon as one value is missing, so after `dropna`
+such columns are nearly always class ids. For whole-number scores you want regressed (star
+ratings, say), pass `problem_type="regression"`.
 
 Example:
     >>> encoder = LabelEncoder().fit(train_df["label"])        # e.g. "neg"/"pos" -> "binary"
@@ -28,8 +29,8 @@ class LabelEncoder:
     """Maps labels to class indices (or multi-hot rows, or floats) and back.
 
     Args:
-        labels: the class names in the order of the model's outputs. None: the sorted distinct labels
-            seen by `fit`.
+        labels: the class names in the order of the model's outputs. None: the sorted distinct
+            labels seen by `fit`.
         problem_type: "binary", "multiclass", "multilabel" or "regression"; None infers it in `fit`.
 
     Example:
@@ -42,11 +43,14 @@ class LabelEncoder:
 
     def __init__(self, labels=None, problem_type=None):
         if problem_type is not None and problem_type not in PROBLEM_TYPES:
-            raise ValueError(f"Unknown problem_type={problem_type!r}. Use one of "
-                             f"{list(PROBLEM_TYPES)}, or None to infer it from the labels.")
+            raise ValueError(
+                f"Unknown problem_type={problem_type!r}. Use one of "
+                f"{list(PROBLEM_TYPES)}, or None to infer it from the labels."
+            )
         if problem_type == "regression" and labels is not None:
-            raise ValueError("Regression has no classes: leave labels=None with "
-                             "problem_type='regression'.")
+            raise ValueError(
+                "Regression has no classes: leave labels=None with problem_type='regression'."
+            )
         self.labels = None if labels is None else _class_names(labels)
         self.problem_type = problem_type
         if problem_type == "binary" and self.labels is not None:
@@ -57,7 +61,8 @@ class LabelEncoder:
     def is_fitted(self):
         """True once the problem type and the classes are known (from `fit` or the constructor)."""
         return self.problem_type == "regression" or (
-            self.problem_type is not None and self.labels is not None)
+            self.problem_type is not None and self.labels is not None
+        )
 
     @property
     def num_classes(self):
@@ -105,8 +110,9 @@ class LabelEncoder:
         index = {label: position for position, label in enumerate(self.labels)}
         rows = series.tolist()
         if self.problem_type == "multilabel":
-            self._raise_on_unseen(series, name, [[item for item in row if item not in index]
-                                                 for row in rows])
+            self._raise_on_unseen(
+                series, name, [[item for item in row if item not in index] for row in rows]
+            )
             multi_hot = np.zeros((len(rows), len(self.labels)), dtype=np.float32)
             for row, items in enumerate(rows):
                 multi_hot[row, [index[item] for item in items]] = 1.0
@@ -132,21 +138,30 @@ class LabelEncoder:
             return outputs.reshape(len(outputs)).astype(np.float32)
         names = np.array(self.labels, dtype=object)
         if self.problem_type == "multilabel":
-            self._require_shape(outputs, outputs.ndim == 2 and outputs.shape[1] == len(names),
-                                "(n, num_classes) scores")
+            self._require_shape(
+                outputs,
+                outputs.ndim == 2 and outputs.shape[1] == len(names),
+                "(n, num_classes) scores",
+            )
             return [names[row > threshold].tolist() for row in outputs]
         if np.issubdtype(outputs.dtype, np.integer) and outputs.ndim == 1:
             if outputs.size and (outputs.min() < 0 or outputs.max() >= len(names)):
-                raise ValueError(f"Class indices must be in [0, {len(names)}); got "
-                                 f"{outputs.min()}..{outputs.max()}.")
+                raise ValueError(
+                    f"Class indices must be in [0, {len(names)}); got "
+                    f"{outputs.min()}..{outputs.max()}."
+                )
             return names[outputs]
         if outputs.ndim == 2 and outputs.shape[1] == len(names):
             return names[outputs.argmax(axis=1)]
         positive_scores = self.problem_type == "binary" and (
-            outputs.ndim == 1 or (outputs.ndim == 2 and outputs.shape[1] == 1))
-        self._require_shape(outputs, positive_scores,
-                            "int class indices (n,) or (n, num_classes) scores, or for binary the "
-                            "positive-class probability (n,) or (n, 1)")
+            outputs.ndim == 1 or (outputs.ndim == 2 and outputs.shape[1] == 1)
+        )
+        self._require_shape(
+            outputs,
+            positive_scores,
+            "int class indices (n,) or (n, num_classes) scores, or for binary the "
+            "positive-class probability (n,) or (n, 1)",
+        )
         return names[(outputs.reshape(len(outputs)) > threshold).astype(int)]
 
     def class_weight(self, strategy="balanced"):
@@ -159,24 +174,33 @@ class LabelEncoder:
             {0: 0.6666666666666666, 1: 2.0}
         """
         if strategy != "balanced":
-            raise ValueError(f"Unknown class weight strategy {strategy!r}; the one supported is "
-                             "'balanced'.")
+            raise ValueError(
+                f"Unknown class weight strategy {strategy!r}; the one supported is 'balanced'."
+            )
         if self.problem_type not in ("binary", "multiclass") or self._class_counts is None:
-            raise ValueError("class_weight needs single-label classes counted by fit(train labels); "
-                             f"this encoder is {self.problem_type!r} and "
-                             f"{'was' if self._class_counts is not None else 'was not'} fitted.")
+            raise ValueError(
+                "class_weight needs single-label classes counted by fit(train labels); "
+                f"this encoder is {self.problem_type!r} and "
+                f"{'was' if self._class_counts is not None else 'was not'} fitted."
+            )
         absent = [label for label, count in zip(self.labels, self._class_counts) if count == 0]
         if absent:
-            raise ValueError(f"Classes {absent} never occur in the labels given to fit, so they "
-                             "have no balanced weight. Fit on labels that include every class.")
+            raise ValueError(
+                f"Classes {absent} never occur in the labels given to fit, so they "
+                "have no balanced weight. Fit on labels that include every class."
+            )
         total, num_classes = self._class_counts.sum(), len(self.labels)
-        return {index: float(total / (num_classes * count))
-                for index, count in enumerate(self._class_counts)}
+        return {
+            index: float(total / (num_classes * count))
+            for index, count in enumerate(self._class_counts)
+        }
 
     def get_config(self):
         """A plain dict: `LabelEncoder.from_config(config)` rebuilds a ready encoder."""
-        return {"labels": None if self.labels is None else list(self.labels),
-                "problem_type": self.problem_type}
+        return {
+            "labels": None if self.labels is None else list(self.labels),
+            "problem_type": self.problem_type,
+        }
 
     @classmethod
     def from_config(cls, config):
@@ -184,15 +208,19 @@ class LabelEncoder:
 
     def _require_fitted(self, what):
         if not self.is_fitted:
-            raise ValueError(f"LabelEncoder.{what} needs the classes: call fit(train labels) first, "
-                             "or create it with labels=[...] and problem_type=...")
+            raise ValueError(
+                f"LabelEncoder.{what} needs the classes: call fit(train labels) first, "
+                "or create it with labels=[...] and problem_type=..."
+            )
 
     def _check_class_count(self, name):
         if self.problem_type == "binary":
             _require_two_classes(self.labels)
         elif self.problem_type == "multiclass" and len(self.labels) < 2:
-            raise ValueError(f"Label column {name!r} has only one class, {self.labels}. Pass "
-                             "labels=[...] naming every class, or check the data was not filtered.")
+            raise ValueError(
+                f"Label column {name!r} has only one class, {self.labels}. Pass "
+                "labels=[...] naming every class, or check the data was not filtered."
+            )
         elif self.problem_type == "multilabel" and not self.labels:
             raise ValueError(f"Label column {name!r} has no labels at all: every list is empty.")
 
@@ -200,17 +228,20 @@ class LabelEncoder:
         bad_rows = [position for position, unseen in enumerate(unseen_per_row) if unseen]
         if bad_rows:
             first = bad_rows[0]
+            label, row = _plain(unseen_per_row[first][0]), _plain(series.index[first])
             raise ValueError(
-                f"Label {_plain(unseen_per_row[first][0])!r} at row {_plain(series.index[first])!r} of "
-                f"{name!r} is not a known label ({len(bad_rows)} row(s) have unknown labels). Known "
-                f"labels: {self.labels}. Drop or relabel those rows, or build the encoder with "
-                "labels=[...] listing every class.")
+                f"Label {label!r} at row {row!r} of {name!r} is not a known label "
+                f"({len(bad_rows)} row(s) have unknown labels). Known labels: {self.labels}. Drop "
+                "or relabel those rows, or build the encoder with labels=[...] listing every class."
+            )
 
     def _require_shape(self, outputs, ok, expected):
         if not ok:
-            raise ValueError(f"Cannot decode outputs of shape {outputs.shape} and dtype "
-                             f"{outputs.dtype} for {self.problem_type!r} with {len(self.labels)} "
-                             f"classes; expected {expected}.")
+            raise ValueError(
+                f"Cannot decode outputs of shape {outputs.shape} and dtype "
+                f"{outputs.dtype} for {self.problem_type!r} with {len(self.labels)} "
+                f"classes; expected {expected}."
+            )
 
 
 def _as_series(values):
@@ -237,7 +268,9 @@ def _class_names(labels):
     names = [_plain(label) for label in labels]
     duplicates = sorted({repr(name) for name in names if names.count(name) > 1})
     if duplicates:
-        raise ValueError(f"labels lists {', '.join(duplicates)} more than once; give each class once.")
+        raise ValueError(
+            f"labels lists {', '.join(duplicates)} more than once; give each class once."
+        )
     if not names:
         raise ValueError("labels is empty; give the class names, e.g. labels=['neg', 'pos'].")
     return names
@@ -245,8 +278,10 @@ def _class_names(labels):
 
 def _require_two_classes(labels):
     if len(labels) != 2:
-        raise ValueError(f"problem_type='binary' needs exactly 2 classes, got {len(labels)}: "
-                         f"{labels}. Use problem_type='multiclass' (or None to infer it).")
+        raise ValueError(
+            f"problem_type='binary' needs exactly 2 classes, got {len(labels)}: "
+            f"{labels}. Use problem_type='multiclass' (or None to infer it)."
+        )
 
 
 def _plain(value):

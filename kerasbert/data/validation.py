@@ -1,11 +1,11 @@
 """Check a DataFrame's columns and cells before any tokenisation or TensorFlow work.
 
 Every check only reads: the user's DataFrame is never modified. Problems raise a `ValueError` (or a
-`TypeError` for an input that is not tabular at all) that names the column, the first offending row's
-index label, how many rows are affected, and the fix.
+`TypeError` for an input that is not tabular at all) that names the column, the first offending
+row's index label, how many rows are affected, and the fix.
 
 Example:
-    >>> df = to_dataframe(["a lovely film", "dull"])          # list -> DataFrame copy, column "text"
+    >>> df = to_dataframe(["a lovely film", "dull"])   # list -> DataFrame copy, column "text"
     >>> validate_text_columns(df, "text")
     >>> validate_label_column(pd.DataFrame({"label": ["pos", "neg"]}), "label")
     'str'
@@ -25,8 +25,8 @@ def to_dataframe(data, *, text_column="text"):
     """Return a new DataFrame built from the inputs applications accept.
 
     Args:
-        data: a DataFrame (copied), a pandas Series or a list/tuple/1-D array of strings (becomes the
-            `text_column` column), or a dict of equal-length lists (one column each).
+        data: a DataFrame (copied), a pandas Series or a list/tuple/1-D array of strings (becomes
+            the `text_column` column), or a dict of equal-length lists (one column each).
         text_column: the column name given to a Series or list of texts.
 
     Example:
@@ -38,18 +38,24 @@ def to_dataframe(data, *, text_column="text"):
     if isinstance(data, pd.Series):
         return data.to_frame(name=text_column).copy()
     if isinstance(data, str):
-        raise TypeError(f"Got a single string ({_preview(data)}); pass a list of texts instead, "
-                        f"e.g. [{_preview(data)}].")
+        raise TypeError(
+            f"Got a single string ({_preview(data)}); pass a list of texts instead, "
+            f"e.g. [{_preview(data)}]."
+        )
     if isinstance(data, Mapping):
         lengths = {key: len(values) for key, values in data.items()}
         if len(set(lengths.values())) > 1:
-            raise ValueError(f"The dict's columns have different lengths: {lengths}. "
-                             "Give every column one value per example.")
+            raise ValueError(
+                f"The dict's columns have different lengths: {lengths}. "
+                "Give every column one value per example."
+            )
         return pd.DataFrame({key: list(values) for key, values in data.items()})
     if isinstance(data, (list, tuple)) or (isinstance(data, np.ndarray) and data.ndim == 1):
         return pd.DataFrame({text_column: list(data)})
-    raise TypeError(f"Cannot read examples from a {type(data).__name__}. Pass a pandas DataFrame, a "
-                    "Series or list of texts, or a dict of equal-length lists.")
+    raise TypeError(
+        f"Cannot read examples from a {type(data).__name__}. Pass a pandas DataFrame, a "
+        "Series or list of texts, or a dict of equal-length lists."
+    )
 
 
 def require_columns(df, columns):
@@ -67,9 +73,11 @@ def require_columns(df, columns):
         closest = _closest_column(column, existing)
         suggestion = f" Did you mean {closest!r}?" if closest is not None else ""
         example = closest if closest is not None else (existing[0] if existing else "...")
-        raise ValueError(f"Column {column!r} not found. The DataFrame has columns {existing}."
-                         f"{suggestion} To read another column, pass its name, e.g. "
-                         f"{argument}={example!r}.")
+        raise ValueError(
+            f"Column {column!r} not found. The DataFrame has columns {existing}."
+            f"{suggestion} To read another column, pass its name, e.g. "
+            f"{argument}={example!r}."
+        )
 
 
 def validate_text_columns(df, columns, *, allow_empty=False):
@@ -77,27 +85,29 @@ def validate_text_columns(df, columns, *, allow_empty=False):
 
     Args:
         df: the DataFrame.
-        columns: a column name, a list of names, or a dict {argument name: column name} so errors can
-            say which argument to change (plain names are reported as `text_column`).
+        columns: a column name, a list of names, or a dict {argument name: column name} so errors
+            can say which argument to change (plain names are reported as `text_column`).
         allow_empty: accept empty and whitespace-only strings.
 
     Example:
         >>> validate_text_columns(df, {"text_column": "premise", "text_pair_column": "hypothesis"})
     """
-    for argument, column in _as_argument_map(columns, "text_column").items():
+    for argument, column in _argument_column_pairs(columns, "text_column"):
         require_columns(df, {argument: column})
         problems = _text_problems(df[column], column, allow_empty)
         if problems:
-            raise ValueError(f"Column {column!r} ({argument}) has cells that are not usable text:\n"
-                             + "\n".join(problems))
+            raise ValueError(
+                f"Column {column!r} ({argument}) has cells that are not usable text:\n"
+                + "\n".join(problems)
+            )
 
 
 def validate_label_column(df, column, *, problem_type=None, argument="label_column"):
-    """Check a label column and return the kind of its labels: "str", "int", "bool", "float" or "list".
+    """Check a label column; return its labels' kind: "str", "int", "bool", "float" or "list".
 
-    Labels must all be one kind (ints and floats together count as "float"); lists hold the labels of a
-    multi-label example. `problem_type`, when given, must suit the labels: "regression" needs numbers,
-    "multilabel" lists, "binary"/"multiclass" class names (whole-number floats are allowed).
+    Labels must all be one kind (ints and floats together count as "float"); lists hold the labels
+    of a multi-label example. `problem_type`, when given, must suit the labels: "regression" needs
+    numbers, "multilabel" lists, "binary"/"multiclass" class names (whole-number floats allowed).
 
     Example:
         >>> validate_label_column(pd.DataFrame({"label": [["a"], ["a", "b"]]}), "label")
@@ -116,8 +126,12 @@ def validate_label_values(labels, *, name="label", problem_type=None):
     """
     labels = labels if isinstance(labels, pd.Series) else pd.Series(list(labels), dtype=object)
     if problem_type is not None and problem_type not in PROBLEM_TYPES:
-        raise ValueError(f"Unknown problem_type={problem_type!r}. Use one of {list(PROBLEM_TYPES)}, "
-                         "or None to infer it from the labels.")
+        raise ValueError(
+            f"Unknown problem_type={problem_type!r}. Use one of {list(PROBLEM_TYPES)}, "
+            "or None to infer it from the labels."
+        )
+    if len(labels) == 0:
+        raise ValueError(f"Label column {name!r} has no rows; there is nothing to learn from.")
     _raise_on_missing(labels, name)
     kinds = [_label_kind(value) for value in labels.tolist()]
     kind = _single_kind(labels, kinds, name)
@@ -147,16 +161,22 @@ def validate_token_columns(df, tokens_column, tags_column=None):
     for position, words in enumerate(tokens.tolist()):
         row = _row_at(tokens, position)
         if not isinstance(words, _LIST_TYPES) or isinstance(words, (set, frozenset)):
-            raise ValueError(f"Column {tokens_column!r} must hold a list of words per row; row {row!r} "
-                             f"holds {_preview(words)}. Split sentences into words first, "
-                             "e.g. df['tokens'] = df['sentence'].str.split().")
+            raise ValueError(
+                f"Column {tokens_column!r} must hold a list of words per row; row {row!r} "
+                f"holds {_preview(words)}. Split sentences into words first, "
+                "e.g. df['tokens'] = df['sentence'].str.split()."
+            )
         if len(words) == 0:
-            raise ValueError(f"Row {row!r} of column {tokens_column!r} has no words. Drop empty "
-                             f"sentences, e.g. df = df[df[{tokens_column!r}].map(len) > 0].")
+            raise ValueError(
+                f"Row {row!r} of column {tokens_column!r} has no words. Drop empty "
+                f"sentences, e.g. df = df[df[{tokens_column!r}].map(len) > 0]."
+            )
         for word in words:
             if not isinstance(word, str) or not word.strip():
-                raise ValueError(f"Row {row!r} of column {tokens_column!r} holds the word "
-                                 f"{_preview(word)}; every word must be a non-empty string.")
+                raise ValueError(
+                    f"Row {row!r} of column {tokens_column!r} holds the word "
+                    f"{_preview(word)}; every word must be a non-empty string."
+                )
     if tags_column is not None:
         _check_tags(df[tags_column], tokens, tags_column, tokens_column)
 
@@ -166,30 +186,37 @@ def _check_tags(tags, tokens, tags_column, tokens_column):
     for position, (row_tags, words) in enumerate(zip(tags.tolist(), tokens.tolist())):
         row = _row_at(tags, position)
         if not isinstance(row_tags, _LIST_TYPES) or isinstance(row_tags, (set, frozenset)):
-            raise ValueError(f"Column {tags_column!r} must hold a list of tags per row; row {row!r} "
-                             f"holds {_preview(row_tags)}.")
+            raise ValueError(
+                f"Column {tags_column!r} must hold a list of tags per row; row {row!r} "
+                f"holds {_preview(row_tags)}."
+            )
         if len(row_tags) != len(words):
-            raise ValueError(f"Row {row!r} has {len(words)} words in {tokens_column!r} but "
-                             f"{len(row_tags)} tags in {tags_column!r}; give exactly one tag per word.")
+            raise ValueError(
+                f"Row {row!r} has {len(words)} words in {tokens_column!r} but "
+                f"{len(row_tags)} tags in {tags_column!r}; give exactly one tag per word."
+            )
         for tag in row_tags:
             kind = _label_kind(tag)
             if kind not in ("str", "int"):
-                raise ValueError(f"Row {row!r} of column {tags_column!r} holds the tag "
-                                 f"{_preview(tag)}; tags must be strings (e.g. 'B-PER') or ints.")
+                raise ValueError(
+                    f"Row {row!r} of column {tags_column!r} holds the tag "
+                    f"{_preview(tag)}; tags must be strings (e.g. 'B-PER') or ints."
+                )
             tag_kinds.setdefault(kind, (tag, row))
     if len(tag_kinds) > 1:
-        examples = " and ".join(f"{kind} (e.g. {tag!r} at row {row!r})"
-                                for kind, (tag, row) in tag_kinds.items())
+        examples = " and ".join(
+            f"{kind} (e.g. {_preview(tag)} at row {row!r})"
+            for kind, (tag, row) in tag_kinds.items()
+        )
         raise ValueError(f"Column {tags_column!r} mixes tag types: {examples}. Use one type.")
 
 
-def _as_argument_map(columns, argument):
+def _argument_column_pairs(columns, argument):
     if isinstance(columns, Mapping):
-        return dict(columns)
+        return list(columns.items())
     if isinstance(columns, str):
-        return {argument: columns}
-    return {argument: column for column in columns} if len(columns) == 1 else {
-        f"{argument}[{index}]": column for index, column in enumerate(columns)}
+        return [(argument, columns)]
+    return [(argument, column) for column in columns]
 
 
 def _closest_column(column, existing):
@@ -207,20 +234,28 @@ def _text_problems(series, column, allow_empty):
     empty = np.array([isinstance(v, str) and not v.strip() for v in values], dtype=bool)
     problems = []
     if missing.any():
-        problems.append(f"- {_rows(series, missing, 'missing (NaN/None)')}. Drop them with "
-                        f"df.dropna(subset=[{column!r}]) or fill them with text.")
+        problems.append(
+            f"- {_rows(series, missing, 'missing (NaN/None)')}. Drop them with "
+            f"df.dropna(subset=[{column!r}]) or fill them with text."
+        )
     if is_bytes.any():
-        problems.append(f"- {_rows(series, is_bytes, 'bytes, not str')}. Decode them first, e.g. "
-                        f"df[{column!r}] = df[{column!r}].map(lambda v: v.decode('utf-8') "
-                        "if isinstance(v, bytes) else v).")
+        problems.append(
+            f"- {_rows(series, is_bytes, 'bytes, not str')}. Decode them first, e.g. "
+            f"df[{column!r}] = df[{column!r}].map(lambda v: v.decode('utf-8') "
+            "if isinstance(v, bytes) else v)."
+        )
     if other.any():
         types = "/".join(sorted({type(v).__name__ for v, bad in zip(values, other) if bad}))
-        problems.append(f"- {_rows(series, other, f'of type {types}, not str')}. If this is "
-                        f"the text column, convert it with df[{column!r}] = df[{column!r}].astype(str); "
-                        "otherwise pass the right column name.")
+        problems.append(
+            f"- {_rows(series, other, f'of type {types}, not str')}. If this is "
+            f"the text column, convert it with df[{column!r}] = df[{column!r}].astype(str); "
+            "otherwise pass the right column name."
+        )
     if empty.any() and not allow_empty:
-        problems.append(f"- {_rows(series, empty, 'empty or only whitespace')}. Drop them with "
-                        f"df = df[df[{column!r}].str.strip() != ''].")
+        problems.append(
+            f"- {_rows(series, empty, 'empty or only whitespace')}. Drop them with "
+            f"df = df[df[{column!r}].str.strip() != '']."
+        )
     return problems
 
 
@@ -229,8 +264,9 @@ def _rows(series, mask, what):
     positions = np.flatnonzero(mask)
     first = positions[0]
     count = "1 row is" if len(positions) == 1 else f"{len(positions)} rows are"
-    return (f"{count} {what}, first at row {_row_at(series, first)!r} "
-            f"({_preview(series.iloc[first])})")
+    return (
+        f"{count} {what}, first at row {_row_at(series, first)!r} ({_preview(series.iloc[first])})"
+    )
 
 
 def _row_at(series, position):
@@ -259,11 +295,14 @@ def _label_kind(value):
 
 
 def _raise_on_missing(labels, name):
-    missing = np.array([not isinstance(v, _LIST_TYPES) and bool(pd.isna(v)) for v in labels.tolist()],
-                       dtype=bool)
+    missing = np.array(
+        [not isinstance(v, _LIST_TYPES) and bool(pd.isna(v)) for v in labels.tolist()], dtype=bool
+    )
     if missing.any():
-        raise ValueError(f"Label column {name!r}: {_rows(labels, missing, 'missing (NaN/None)')}. "
-                         f"Drop those rows with df.dropna(subset=[{name!r}]) or label them.")
+        raise ValueError(
+            f"Label column {name!r}: {_rows(labels, missing, 'missing (NaN/None)')}. "
+            f"Drop those rows with df.dropna(subset=[{name!r}]) or label them."
+        )
 
 
 def _single_kind(labels, kinds, name):
@@ -273,52 +312,69 @@ def _single_kind(labels, kinds, name):
     unsupported = [k for k in first_of_kind if k not in ("str", "int", "bool", "float", "list")]
     if unsupported:
         position = first_of_kind[unsupported[0]]
-        raise ValueError(f"Label column {name!r} holds a {unsupported[0]} value at row "
-                         f"{_row_at(labels, position)!r} ({_preview(labels.iloc[position])}). Labels "
-                         "must be str, int, bool or float, or a list of labels for multi-label.")
+        raise ValueError(
+            f"Label column {name!r} holds a {unsupported[0]} value at row "
+            f"{_row_at(labels, position)!r} ({_preview(labels.iloc[position])}). Labels "
+            "must be str, int, bool or float, or a list of labels for multi-label."
+        )
     kinds_present = set(first_of_kind)
     if kinds_present == {"int", "float"}:
         return "float"
     if len(kinds_present) > 1:
         examples = " and ".join(
             f"{kind} (e.g. {_preview(labels.iloc[pos])} at row {_row_at(labels, pos)!r})"
-            for kind, pos in first_of_kind.items())
-        raise ValueError(f"Label column {name!r} mixes label types: {examples}. Use one type, e.g. "
-                         f"df[{name!r}] = df[{name!r}].astype(str).")
+            for kind, pos in first_of_kind.items()
+        )
+        raise ValueError(
+            f"Label column {name!r} mixes label types: {examples}. Use one type, e.g. "
+            f"df[{name!r}] = df[{name!r}].astype(str)."
+        )
     return kinds_present.pop()
 
 
 def _check_label_list(value, row, name):
     kinds = {_label_kind(item) for item in value}
     if not kinds <= {"str", "int", "bool"} or len(kinds) > 1:
-        raise ValueError(f"Row {row!r} of label column {name!r} holds {_preview(value)}; a multi-label "
-                         "row must be a list of class names of one type (str, int or bool).")
+        raise ValueError(
+            f"Row {row!r} of label column {name!r} holds {_preview(value)}; a multi-label "
+            "row must be a list of class names of one type (str, int or bool)."
+        )
 
 
 def _raise_on_infinite(labels, name):
     infinite = ~np.isfinite(labels.to_numpy(dtype=float))
     if infinite.any():
-        raise ValueError(f"Label column {name!r}: {_rows(labels, infinite, 'infinite')}. "
-                         "Drop or fix those rows.")
+        raise ValueError(
+            f"Label column {name!r}: {_rows(labels, infinite, 'infinite')}. Drop or fix those rows."
+        )
 
 
 def _check_problem_type(labels, kind, name, problem_type):
     if problem_type is None:
         return
-    first = f"e.g. {_preview(labels.iloc[0])} at row {_row_at(labels, 0)!r}" if len(labels) else ""
+    first = f"e.g. {_preview(labels.iloc[0])} at row {_row_at(labels, 0)!r}"
     if problem_type == "regression" and kind not in ("int", "float"):
-        raise ValueError(f"problem_type='regression' needs numeric labels, but column {name!r} "
-                         f"holds {kind} labels ({first}).")
+        raise ValueError(
+            f"problem_type='regression' needs numeric labels, but column {name!r} "
+            f"holds {kind} labels ({first})."
+        )
     if problem_type == "multilabel" and kind != "list":
-        raise ValueError(f"problem_type='multilabel' needs a list of labels per row, e.g. "
-                         f"['sports', 'politics'], but column {name!r} holds {kind} labels ({first}).")
+        raise ValueError(
+            f"problem_type='multilabel' needs a list of labels per row, e.g. "
+            f"['sports', 'politics'], but column {name!r} holds {kind} labels ({first})."
+        )
     if problem_type in ("binary", "multiclass"):
         if kind == "list":
-            raise ValueError(f"Column {name!r} holds lists of labels ({first}), which is multi-label "
-                             f"data; pass problem_type='multilabel' instead of {problem_type!r}.")
+            raise ValueError(
+                f"Column {name!r} holds lists of labels ({first}), which is multi-label "
+                f"data; pass problem_type='multilabel' instead of {problem_type!r}."
+            )
         if kind == "float":
             fractional = np.array([not float(v).is_integer() for v in labels.tolist()], dtype=bool)
             if fractional.any():
-                raise ValueError(f"problem_type={problem_type!r} needs class labels, but column "
-                                 f"{name!r} has fractional numbers: "
-                                 f"{_rows(labels, fractional, 'not whole numbers')}. For numeric targets pass problem_type='regression'.")
+                raise ValueError(
+                    f"problem_type={problem_type!r} needs class labels, but column "
+                    f"{name!r} has fractional numbers: "
+                    f"{_rows(labels, fractional, 'not whole numbers')}. For numeric "
+                    "targets pass problem_type='regression'."
+                )

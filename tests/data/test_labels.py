@@ -1,4 +1,4 @@
-"""LabelEncoder: problem type inference, round trips (names in, names out), config, class weights."""
+"""LabelEncoder: problem type inference, round trips (names in, names out), config, weights."""
 
 import csv
 import json
@@ -21,7 +21,7 @@ def round_trip(encoder, labels):
 
 
 def test_real_string_labels_round_trip():
-    sources = load_dataset("uci_sentiment", "train")["source"]          # "amazon" / "yelp"
+    sources = load_dataset("uci_sentiment", "train")["source"]  # "amazon" / "yelp"
     encoder = LabelEncoder().fit(sources)
     assert encoder.problem_type == "binary"
     assert encoder.labels == ["amazon", "yelp"]
@@ -66,8 +66,9 @@ def test_multilabel_round_trip():
     labels = pd.Series([["sports", "politics"], ("music",), {"politics"}, []])
     encoder = LabelEncoder().fit(labels)
     assert (encoder.problem_type, encoder.labels) == ("multilabel", ["music", "politics", "sports"])
-    np.testing.assert_array_equal(encoder.encode(labels),
-                                  [[0, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(
+        encoder.encode(labels), [[0, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 0]]
+    )
     assert round_trip(encoder, labels) == [["politics", "sports"], ["music"], ["politics"], []]
     assert encoder.decode(np.array([[0.7, 0.2, 0.51]]), threshold=0.5) == [["music", "sports"]]
 
@@ -110,7 +111,8 @@ def test_config_is_plain_json_and_rebuilds_a_ready_encoder():
 def test_class_weight_is_n_samples_over_n_classes_times_count():
     encoder = LabelEncoder().fit(["a"] * 6 + ["b"] * 3 + ["c"])
     assert encoder.class_weight("balanced") == pytest.approx(
-        {0: 10 / (3 * 6), 1: 10 / (3 * 3), 2: 10 / (3 * 1)})
+        {0: 10 / (3 * 6), 1: 10 / (3 * 3), 2: 10 / (3 * 1)}
+    )
     with pytest.raises(ValueError, match="never occur"):
         LabelEncoder(labels=["a", "b", "z"]).fit(["a", "b"]).class_weight("balanced")
     with pytest.raises(ValueError, match="'multilabel'"):

@@ -23,9 +23,17 @@ SST2_TRAIN = "/work/shared/data/glue/SST-2/train.tsv"
 def messy():
     """Real sentences with every kind of bad text cell, on a non-default index."""
     texts = load_dataset("uci_sentiment", "test")["text"].tolist()[:8]
-    texts[1], texts[2], texts[3], texts[4], texts[5], texts[6] = None, np.nan, 42, b"bytes", "  ", ""
-    return pd.DataFrame({"text": texts, "label": [1, 0, 1, 0, 1, 0, 1, 0]},
-                        index=[f"r{i}" for i in range(8)])
+    texts[1], texts[2], texts[3], texts[4], texts[5], texts[6] = (
+        None,
+        np.nan,
+        42,
+        b"bytes",
+        "  ",
+        "",
+    )
+    return pd.DataFrame(
+        {"text": texts, "label": [1, 0, 1, 0, 1, 0, 1, 0]}, index=[f"r{i}" for i in range(8)]
+    )
 
 
 def test_real_data_passes_and_is_untouched():
@@ -91,8 +99,9 @@ def test_to_dataframe_normalises_inputs_to_a_copy():
     sentences = load_dataset("uci_sentiment", "test")["text"].tolist()[:3]
     assert to_dataframe(sentences)["text"].tolist() == sentences
     assert to_dataframe(np.array(sentences, dtype=object))["text"].tolist() == sentences
-    assert to_dataframe(pd.Series(sentences, name="review"), text_column="text").columns.tolist() \
-        == ["text"]
+    assert to_dataframe(
+        pd.Series(sentences, name="review"), text_column="text"
+    ).columns.tolist() == ["text"]
     assert to_dataframe({"text": sentences, "label": [1, 0, 1]}).shape == (3, 2)
 
     original = pd.DataFrame({"text": sentences})
@@ -163,24 +172,31 @@ def test_bad_label_values():
 
 
 def test_token_columns():
-    df = pd.DataFrame({"tokens": [["EU", "rejects", "German", "call"], ["Peter", "Blackburn"]],
-                       "tags": [["B-ORG", "O", "B-MISC", "O"], ["B-PER", "I-PER"]]})
+    df = pd.DataFrame(
+        {
+            "tokens": [["EU", "rejects", "German", "call"], ["Peter", "Blackburn"]],
+            "tags": [["B-ORG", "O", "B-MISC", "O"], ["B-PER", "I-PER"]],
+        }
+    )
     before = df.copy()
     validate_token_columns(df, "tokens", "tags")
     validate_token_columns(df, "tokens")
     pd.testing.assert_frame_equal(df, before)
 
 
-@pytest.mark.parametrize("tokens, tags, message", [
-    ("EU rejects", ["O"], "must hold a list of words per row; row 0"),
-    ([], [], "Row 0 of column 'tokens' has no words"),
-    (["EU", ""], ["O", "O"], "holds the word ''"),
-    (["EU", 3], ["O", "O"], "holds the word 3"),
-    (["EU", "rejects"], ["O"], "Row 0 has 2 words in 'tokens' but 1 tags in 'tags'"),
-    (["EU", "rejects"], "O O", "must hold a list of tags per row"),
-    (["EU", "rejects"], ["O", None], "holds the tag None"),
-    (["EU", "rejects"], ["O", 0], "mixes tag types"),
-])
+@pytest.mark.parametrize(
+    "tokens, tags, message",
+    [
+        ("EU rejects", ["O"], "must hold a list of words per row; row 0"),
+        ([], [], "Row 0 of column 'tokens' has no words"),
+        (["EU", ""], ["O", "O"], "holds the word ''"),
+        (["EU", 3], ["O", "O"], "holds the word 3"),
+        (["EU", "rejects"], ["O"], "Row 0 has 2 words in 'tokens' but 1 tags in 'tags'"),
+        (["EU", "rejects"], "O O", "must hold a list of tags per row"),
+        (["EU", "rejects"], ["O", None], "holds the tag None"),
+        (["EU", "rejects"], ["O", 0], "mixes tag types"),
+    ],
+)
 def test_bad_token_columns(tokens, tags, message):
     df = pd.DataFrame({"tokens": [tokens], "tags": [tags]})
     with pytest.raises(ValueError, match=message):
