@@ -1,1 +1,25 @@
-"""kerasbert.data."""
+"""DataFrame <-> tf.data: loaders for public formats, shipped data sets, validation, labels, batching."""
+
+from kerasbert.data.batching import (
+    DEFAULT_BUCKET_BOUNDARIES,
+    PaddingStatistics,
+    length_buckets,
+    make_batched_dataset,
+    padding_statistics,
+)
+from kerasbert.data.conll import load_conll
+from kerasbert.data.glue import GLUE_TASKS, load_glue_tsv
+from kerasbert.data.labels import LabelEncoder
+from kerasbert.data.shipped import available_datasets, load_dataset
+from kerasbert.data.squad import load_squad
+from kerasbert.data.swag import load_swag
+from kerasbert.data.text_corpus import load_text_corpus
+from kerasbert.data.validation import (
+    PROBLEM_TYPES,
+    require_columns,
+    to_dataframe,
+    validate_label_column,
+    validate_label_values,
+    validate_text_columns,
+    validate_token_columns,
+)
