@@ -7,7 +7,7 @@ Example:
 
 __version__ = "0.1.0"
 
-from kerasbert import layers, models, presets
+from kerasbert import data, layers, models, presets, tokenizers
 from kerasbert.layers import (
     MaskedLMHead,
     MultiHeadSelfAttention,
@@ -16,3 +16,4 @@ from kerasbert.layers import (
     TransformerEncoderBlock,
 )
 from kerasbert.models import BertBackbone
+from kerasbert.tokenizers import BertPacker, BertPreprocessor, BertTokenizer

@@ -1,1 +1,5 @@
-"""kerasbert.tokenizers."""
+"""WordPiece tokenizer (exact HF parity) and the packer that builds token_ids/segment_ids/padding_mask."""
+
+from kerasbert.tokenizers.bert_packer import BertPacker
+from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
+from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
