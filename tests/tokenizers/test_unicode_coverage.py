@@ -1,0 +1,58 @@
+"""Every Unicode code point is normalised and split exactly as HF's Rust BERT tokenizer does it.
+
+Reference: HF `tokenizers` `BertNormalizer` + `BertPreTokenizer` (the words WordPiece sees), and
+HF transformers `BertTokenizerFast` for ids and offsets. Each code point sits inside a word
+("x{c}Y") so that joining, splitting and case mapping all show.
+"""
+
+import pytest
+import tensorflow as tf
+
+from kerasbert.tokenizers.word_splitter import WordSplitter
+
+CODE_POINTS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+PER_TEXT = 2000
+
+
+def code_point_texts():
+    """All code points, each as "x{c}Y", 2,000 to a text separated by spaces."""
+    words = [f"x{chr(c)}Y" for c in CODE_POINTS]
+    return [" ".join(words[i : i + PER_TEXT]) for i in range(0, len(words), PER_TEXT)]
+
+
+def first_difference(ours, reference):
+    for index, (a, b) in enumerate(zip(ours, reference)):
+        if a != b:
+            return index, a, b
+    return len(reference), ours[len(reference) :], reference[len(ours) :]
+
+
+@pytest.mark.parametrize(
+    "lowercase, strip_accents, chinese",
+    [(True, True, True), (True, False, True), (False, True, True), (False, False, True), (True, True, False)],
+)
+def test_words_equal_hf_for_every_code_point(lowercase, strip_accents, chinese):
+    tokenizers = pytest.importorskip("tokenizers", reason="the HF reference needs tokenizers")
+    normalizer = tokenizers.normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=chinese, strip_accents=strip_accents, lowercase=lowercase
+    )
+    pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    texts = code_point_texts()
+    words = WordSplitter(lowercase, strip_accents, chinese, special_tokens=[]).split(tf.constant(texts))
+    ours = tf.RaggedTensor.from_row_splits(words.words, words.row_splits).to_list()
+    for text, our_words in zip(texts, ours):
+        reference = [word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
+        our_words = [word.decode("utf-8") for word in our_words]
+        assert our_words == reference, first_difference(our_words, reference)
+    print(f"{len(CODE_POINTS)} code points compared word by word")
+
+
+def test_ids_and_offsets_equal_hf_for_every_code_point(tokenizer, hf_tokenizer):
+    texts = code_point_texts()
+    reference = hf_tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+    ids, starts, ends = tokenizer.tokenize_with_offsets(texts)
+    for our_ids, our_starts, our_ends, hf_ids, hf_offsets in zip(
+        ids.to_list(), starts.to_list(), ends.to_list(), reference["input_ids"], reference["offset_mapping"]
+    ):
+        assert our_ids == hf_ids, first_difference(our_ids, hf_ids)
+        assert list(zip(our_starts, our_ends)) == [tuple(o) for o in hf_offsets]
