@@ -1,0 +1,94 @@
+"""The tokenizer and preprocessor survive Keras serialisation, `.keras` files, tf.data and SavedModel."""
+
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
+from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+
+TEXTS = ["The café [MASK] opens at 9.", "Ångström naïve 中文 ﬁne", ""]
+
+
+def run_fresh_python(code):
+    """Runs `code` in a new interpreter (nothing imported or registered yet); returns its stdout."""
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_serialize_round_trip_keeps_every_setting(vocab_file):
+    tokenizer = BertTokenizer(vocab_file, lowercase=False, strip_accents=True, max_chars_per_word=50)
+    config = keras.saving.serialize_keras_object(tokenizer)
+    assert config["config"]["vocabulary"] == tokenizer.get_vocabulary()  # carried in the config
+    restored = keras.saving.deserialize_keras_object(config)
+    assert isinstance(restored, BertTokenizer)
+    assert restored.get_config() == tokenizer.get_config()
+    assert restored(TEXTS).to_list() == tokenizer(TEXTS).to_list()
+
+
+def test_preprocessor_round_trip(tokenizer):
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=16, pad_to_sequence_length=False)
+    restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(preprocessor))
+    assert restored.sequence_length == 16 and not restored.packer.pad_to_sequence_length
+    for name, value in preprocessor(TEXTS).items():
+        np.testing.assert_array_equal(restored(TEXTS)[name], value)
+
+
+def test_keras_file_reloads_in_safe_mode_in_a_fresh_process(tokenizer, tmp_path):
+    texts = keras.Input(shape=(), dtype="string")
+    model = keras.Model(texts, BertPreprocessor(tokenizer, sequence_length=12)(texts))
+    path = tmp_path / "preprocessor.keras"
+    model.save(path)
+    expected = model(tf.constant(TEXTS))["token_ids"].numpy().tolist()
+    output = run_fresh_python(
+        f"""
+        import keras, tensorflow as tf
+        import kerasbert.tokenizers.bert_preprocessor  # registers the kerasbert classes
+        model = keras.saving.load_model({str(path)!r}, safe_mode=True)
+        print(model(tf.constant({TEXTS!r}))["token_ids"].numpy().tolist())
+        """
+    )
+    assert output.strip().splitlines()[-1] == str(expected)
+
+
+def test_saved_model_serves_raw_strings_with_only_tensorflow_text(tokenizer, tmp_path):
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=12)
+
+    class Serving(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.preprocessor = preprocessor
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def __call__(self, texts):
+            return preprocessor(texts)
+
+    tf.saved_model.save(Serving(), str(tmp_path / "served"))
+    expected = preprocessor(TEXTS)["token_ids"].numpy().tolist()
+    output = run_fresh_python(
+        f"""
+        import sys
+        import tensorflow as tf, tensorflow_text  # tensorflow_text registers the WordPiece ops
+        served = tf.saved_model.load({str(tmp_path / "served")!r})
+        print(any(name.startswith("kerasbert") for name in sys.modules))
+        print(served(tf.constant({TEXTS!r}))["token_ids"].numpy().tolist())
+        """
+    )
+    imported_kerasbert, token_ids = output.strip().splitlines()[-2:]
+    assert imported_kerasbert == "False"
+    assert token_ids == str(expected)
+
+
+def test_tokenizer_and_preprocessor_run_in_tf_data(tokenizer):
+    dataset = tf.data.Dataset.from_tensor_slices(TEXTS * 4).batch(5)
+    ids = [row for batch in dataset.map(tokenizer) for row in batch.to_list()]
+    assert ids == tokenizer(TEXTS * 4).to_list()
+    preprocessor = BertPreprocessor(tokenizer, sequence_length=10)
+    pairs = tf.data.Dataset.from_tensor_slices((TEXTS, TEXTS[::-1])).batch(3).map(lambda a, b: preprocessor((a, b)))
+    batch = next(iter(pairs))
+    np.testing.assert_array_equal(batch["token_ids"], preprocessor((TEXTS, TEXTS[::-1]))["token_ids"])
