@@ -78,7 +78,8 @@ def test_matches_hf_run_ner_on_conll_train(tokenizer, hf_tokenizer, conll_train,
     assert features.segment_ids.flat_values.numpy().max() == 0
     mask = features.label_mask.flat_values.numpy()
     assert np.array_equal(mask == 1, features.labels.flat_values.numpy() != IGNORE_LABEL)
-    words_without_token = sum(len(words) - len(set(ids) - {-1}) for words, ids in zip(data.tokens, hf_word_ids))
+    words_without_token = sum(len(words) - len(set(ids) - {-1})
+                              for words, ids in zip(data.tokens, hf_word_ids))
     assert features.truncated_words.sum() == words_without_token
     assert (features.truncated_words.sum() > 1000) == (sequence_length == 16)
     assert len(features.empty_words) == 0 and features.num_words.tolist() == data.tokens.map(len).tolist()
@@ -164,7 +165,8 @@ def test_entity_spans_follow_seqeval(tags, expected):
 
 
 def test_entity_spans_on_conll_train_match_published_counts(conll_train):
-    counts = pd.Series([kind for tags in conll_train.tags for kind, _, _ in entity_spans(tags)]).value_counts()
+    kinds = [kind for tags in conll_train.tags for kind, _, _ in entity_spans(tags)]
+    counts = pd.Series(kinds).value_counts()
     assert counts.to_dict() == {"LOC": 7140, "PER": 6600, "ORG": 6321, "MISC": 3438}  # the CoNLL-2003 paper
 
 
