@@ -1,1 +1,4 @@
-"""kerasbert.applications."""
+"""Task models: a backbone plus a head, trained and used on DataFrames, saved as one .keras file."""
+
+from kerasbert.applications.bert_classifier import BertClassifier
+from kerasbert.applications.task import Task

@@ -1,5 +1,16 @@
 """DataFrame <-> tf.data: loaders for public formats, shipped data sets, validation, labels, batching."""
 
+from kerasbert.data.answer_spans import (
+    AnswerPrediction,
+    AnswerSpan,
+    QuestionAnswerFeatures,
+    best_spans,
+    evaluate_squad,
+    exact_match,
+    f1,
+    normalize_answer,
+    prepare_qa_features,
+)
 from kerasbert.data.batching import (
     DEFAULT_BUCKET_BOUNDARIES,
     PaddingStatistics,
@@ -14,6 +25,13 @@ from kerasbert.data.shipped import available_datasets, load_dataset
 from kerasbert.data.squad import load_squad
 from kerasbert.data.swag import load_swag
 from kerasbert.data.text_corpus import load_text_corpus
+from kerasbert.data.token_alignment import (
+    WordPieceFeatures,
+    encode_words,
+    entity_char_spans,
+    entity_spans,
+    word_predictions,
+)
 from kerasbert.data.validation import (
     PROBLEM_TYPES,
     require_columns,

@@ -1,0 +1,300 @@
+"""BertClassifier: one label (or several, or a score) per text or text pair."""
+
+import keras
+import numpy as np
+import pandas as pd
+
+from kerasbert.applications import metrics
+from kerasbert.applications.task import Prepared, Task
+from kerasbert.data.labels import LabelEncoder
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.models.checkpoint_weights import assign_links, dense_links
+
+
+def softmax(logits):
+    shifted = np.exp(logits - logits.max(-1, keepdims=True))
+    return shifted / shifted.sum(-1, keepdims=True)
+
+
+def sigmoid(logits):
+    return 1.0 / (1.0 + np.exp(-logits))
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertClassifier(Task):
+    """`[CLS]` (pooled output) -> dropout -> dense: classification of a text or a text pair.
+
+    The problem type is inferred from the label column on the first `fit` and can be set:
+    "binary" / "multiclass" (softmax, cross-entropy; metrics accuracy, macro F1, MCC),
+    "multilabel" (a column of label lists: sigmoid, binary cross-entropy, per-label
+    `thresholds`; micro/macro F1) and "regression" (float targets: MSE; Pearson, Spearman).
+
+    Args:
+        backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
+        num_classes: number of outputs; may be left out when `labels` is given.
+        labels: class names in output order; None learns them (sorted) on the first `fit`.
+        problem_type: "binary", "multiclass", "multilabel" or "regression"; None infers it.
+        dropout: dropout before the dense layer.
+        text_column, text_pair_column, label_column: DataFrame column names.
+        uses_pairs: whether inputs are text pairs; None decides on the first `fit` (a
+            `text_pair_column` present means pairs).
+        thresholds: multilabel decision thresholds, one per label (default 0.5 each).
+
+    Example:
+    >>> clf = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["neg", "pos"])
+    >>> clf.fit(train_df, validation_data=dev_df, epochs=2)   # columns "text", "label"
+    >>> clf.evaluate(test_df)                                  # {"loss", "accuracy", "f1", "mcc"}
+    >>> clf.predict(["what a lovely film"])                     # DataFrame: label, score, probabilities
+    """
+
+    def __init__(
+        self,
+        backbone,
+        preprocessor,
+        num_classes=None,
+        labels=None,
+        problem_type=None,
+        dropout=0.1,
+        text_column="text",
+        text_pair_column="text_pair",
+        label_column="label",
+        uses_pairs=None,
+        thresholds=None,
+        **kwargs,
+    ):
+        encoder = LabelEncoder(labels=labels, problem_type=problem_type)
+        num_classes = resolve_num_classes(num_classes, encoder)
+
+        # === Layers ===
+        dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+        logits_layer = keras.layers.Dense(
+            num_classes, name="logits", dtype="float32",
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+        )
+
+        # === Functional model ===
+        inputs = backbone.input
+        pooled = backbone(inputs)["pooled_output"]
+        outputs = logits_layer(dropout_layer(pooled))
+        super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor, **kwargs)
+
+        # === Config ===
+        self.num_classes = num_classes
+        self.label_encoder = encoder
+        self.dropout = dropout
+        self.text_column = text_column
+        self.text_pair_column = text_pair_column
+        self.label_column = label_column
+        self.uses_pairs = uses_pairs
+        self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
+        self.logits_layer = logits_layer
+
+    # === Checkpoint heads ===
+
+    @classmethod
+    def task_args_from_checkpoint(cls, checkpoint, task_args):
+        """A fine-tuned HF `BertForSequenceClassification` brings its labels."""
+        if checkpoint.heads("classifier.") and checkpoint.id2label and "labels" not in task_args \
+                and "num_classes" not in task_args:
+            id2label = checkpoint.id2label
+            task_args = {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
+        return task_args
+
+    def heads_from_checkpoint(self, checkpoint):
+        head = checkpoint.heads("classifier.")
+        if head and head["classifier.weight"].shape[0] == self.num_classes:
+            assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
+
+    @property
+    def class_names(self):
+        return self.label_encoder.labels
+
+    @property
+    def problem_type(self):
+        return self.label_encoder.problem_type
+
+    # === Data ===
+
+    def text_columns(self, frame, training):
+        """{argument name: column} of the text columns this classifier reads."""
+        if self.uses_pairs is None:
+            if not training:
+                raise ValueError(
+                    "This classifier has not been trained yet, so it does not know whether it reads "
+                    "single texts or pairs: call fit(...) first."
+                )
+            self.uses_pairs = self.text_pair_column in frame.columns
+        if not self.uses_pairs and self.text_pair_column in frame.columns:
+            raise ValueError(
+                f"The data has a {self.text_pair_column!r} column, but this classifier reads single "
+                f"texts. Drop the column, or build a new classifier for text pairs."
+            )
+        columns = {"text_column": self.text_column}
+        if self.uses_pairs:
+            columns["text_pair_column"] = self.text_pair_column
+        return columns
+
+    def prepare(self, data, with_labels, training=False):
+        frame = to_dataframe(data, text_column=self.text_column)
+        columns = self.text_columns(frame, training)
+        require_columns(frame, {**columns, **({"label_column": self.label_column} if with_labels else {})})
+        validate_text_columns(frame, columns)
+        labels = None
+        if with_labels:
+            if training and not self.label_encoder.is_fitted:
+                self.fit_label_encoder(frame[self.label_column])
+            labels = self.label_encoder.encode(frame[self.label_column])
+            if self.problem_type == "regression":
+                labels = labels.reshape(-1, 1)
+        features = self.pack_texts(*[frame[c].tolist() for c in columns.values()])
+        return Prepared(frame=frame, features=features, labels=labels)
+
+    def fit_label_encoder(self, label_series):
+        """Learn class names on the first fit; int labels with `num_classes` mean ids 0..n-1."""
+        encoder = self.label_encoder
+        if encoder.labels is None and encoder.problem_type != "regression":
+            values = label_series.dropna()
+            is_int = len(values) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                         for v in values)
+            if is_int and values.min() >= 0 and values.max() < self.num_classes:
+                encoder.labels = list(range(self.num_classes))
+        encoder.fit(label_series)
+        if encoder.num_classes != self.num_classes:
+            raise ValueError(
+                f"The {self.label_column!r} column has {encoder.num_classes} classes "
+                f"({encoder.labels if encoder.labels else 'regression'}), but the classifier was built "
+                f"with num_classes={self.num_classes}. Pass labels=[...] listing every class."
+            )
+
+    def balanced_class_weight(self, prepared):
+        if self.problem_type not in ("binary", "multiclass"):
+            raise ValueError('class_weight="balanced" needs single-label classification.')
+        return self.label_encoder.class_weight("balanced")
+
+    # === Training ===
+
+    def default_loss(self):
+        if self.problem_type == "regression":
+            return keras.losses.MeanSquaredError()
+        if self.problem_type == "multilabel":
+            return keras.losses.BinaryCrossentropy(from_logits=True)
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        if self.problem_type == "regression":
+            return [keras.metrics.MeanAbsoluteError(name="mae")]
+        if self.problem_type == "multilabel":
+            return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    # === Decoding and metrics ===
+
+    def decode(self, outputs, prepared):
+        index = prepared.frame.index
+        if self.problem_type == "regression":
+            return pd.DataFrame({"prediction": outputs[:, 0]}, index=index)
+        if self.problem_type == "multilabel":
+            probabilities = sigmoid(outputs)
+            chosen = probabilities >= np.asarray(self.thresholds or [0.5] * self.num_classes)
+            labels = [[name for name, keep in zip(self.class_names, row) if keep] for row in chosen]
+            return pd.DataFrame({"labels": labels, "probabilities": list(probabilities)}, index=index)
+        probabilities = softmax(outputs)
+        best = probabilities.argmax(-1)
+        return pd.DataFrame(
+            {
+                "label": [self.class_names[i] for i in best],
+                "score": probabilities.max(-1),
+                "probabilities": list(probabilities),
+            },
+            index=index,
+        )
+
+    def score(self, outputs, prepared):
+        gold = prepared.labels
+        if self.problem_type == "regression":
+            predicted = outputs[:, 0]
+            gold = gold[:, 0]
+            results = {
+                "loss": float(np.mean((predicted - gold) ** 2)),
+                "pearson": metrics.pearson(gold, predicted),
+                "spearman": metrics.spearman(gold, predicted),
+            }
+            wrong = np.zeros(len(gold), bool)
+        elif self.problem_type == "multilabel":
+            probabilities = sigmoid(outputs)
+            predicted = probabilities >= np.asarray(self.thresholds or [0.5] * self.num_classes)
+            eps = 1e-7
+            loss = -np.mean(gold * np.log(probabilities + eps) + (1 - gold) * np.log(1 - probabilities + eps))
+            micro, macro = metrics.multilabel_f1(gold, predicted)
+            results = {"loss": float(loss), "subset_accuracy": float(np.mean((predicted == gold).all(1))),
+                       "micro_f1": micro, "macro_f1": macro}
+            wrong = (predicted != gold.astype(bool)).any(1)
+        else:
+            probabilities = softmax(outputs)
+            predicted = probabilities.argmax(-1)
+            loss = -np.mean(np.log(probabilities[np.arange(len(gold)), gold] + 1e-12))
+            results = {
+                "loss": float(loss),
+                "accuracy": metrics.accuracy(gold, predicted),
+                "macro_f1": metrics.macro_f1(gold, predicted, self.num_classes),
+                "mcc": metrics.matthews_corrcoef(gold, predicted, self.num_classes),
+            }
+            if self.problem_type == "binary":
+                results["f1"] = float(metrics.f1_per_class(gold, predicted, 2)[1])
+            wrong = predicted != gold
+        decoded = self.decode(outputs, prepared)
+        errors = prepared.frame.join(decoded.add_prefix("predicted_"))[wrong]
+        results["errors"] = errors
+        return results
+
+    def tune_thresholds(self, data, grid=np.linspace(0.05, 0.95, 19)):
+        """Multilabel: choose each label's threshold to maximise its F1 on `data` (a dev set)."""
+        if self.problem_type != "multilabel":
+            raise ValueError("tune_thresholds applies to multilabel classifiers.")
+        outputs, prepared = self.predict_outputs(data, with_labels=True, verbose=0)
+        probabilities, gold = sigmoid(outputs), prepared.labels.astype(bool)
+        best = []
+        for j in range(self.num_classes):
+            f1s = [metrics.multilabel_f1(gold[:, [j]], probabilities[:, [j]] >= t)[0] for t in grid]
+            best.append(float(grid[int(np.argmax(f1s))]))
+        self.thresholds = best
+        return best
+
+    # === Serialisation ===
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_classes": self.num_classes,
+                "labels": self.label_encoder.labels,
+                "problem_type": self.label_encoder.problem_type,
+                "dropout": self.dropout,
+                "text_column": self.text_column,
+                "text_pair_column": self.text_pair_column,
+                "label_column": self.label_column,
+                "uses_pairs": self.uses_pairs,
+                "thresholds": self.thresholds,
+            }
+        )
+        return config
+
+
+def resolve_num_classes(num_classes, encoder):
+    """The output count from `num_classes`, the labels, or the problem type."""
+    if encoder.problem_type == "regression":
+        if num_classes not in (None, 1):
+            raise ValueError(f"Regression has one output; got num_classes={num_classes}.")
+        return 1
+    if encoder.labels is not None:
+        if num_classes is not None and num_classes != len(encoder.labels):
+            raise ValueError(
+                f"num_classes={num_classes} but {len(encoder.labels)} labels were given: "
+                f"{encoder.labels}. Pass one of the two."
+            )
+        return len(encoder.labels)
+    if num_classes is None:
+        raise ValueError(
+            "Tell the classifier its outputs: num_classes=N, labels=[...] or problem_type='regression'."
+        )
+    return int(num_classes)

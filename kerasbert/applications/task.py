@@ -1,0 +1,274 @@
+"""Task: the shared base of kerasbert applications.
+
+A task is a plain functional `keras.Model` (backbone -> head) that also owns its
+preprocessor. On top of Keras it accepts raw data: `fit`, `evaluate` and `predict` take
+DataFrames, lists of strings or dicts of columns, validate them before any computation,
+tokenise, batch with dynamic padding and length buckets, and decode predictions back
+into a DataFrame. Tensors, arrays and `tf.data` pass straight through to Keras.
+
+A subclass builds its graph in `__init__` and implements four hooks:
+`prepare(data, with_labels)` -> `Prepared`, `default_loss()`, `decode(outputs, prepared)`
+-> DataFrame and `score(outputs, prepared)` -> dict of metrics.
+"""
+
+import dataclasses
+
+import keras
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+from kerasbert.data.batching import make_batched_dataset
+from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.presets.loading import load_checkpoint, load_tokenizer
+from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
+from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.training.optimizers import create_optimizer, default_learning_rate
+
+DEFAULT_BATCH_SIZE = 32
+
+
+@dataclasses.dataclass
+class Prepared:
+    """Validated, tokenised data: what a task hands to `make_batched_dataset`.
+
+    Attributes:
+        frame: the validated copy of the user's data (the user's object is never modified).
+        features: per-token arrays (ragged), at least `token_ids` and `segment_ids`.
+        labels: targets (per example or per token), or None when predicting.
+        sample_weight: per-example or per-token weights, or None.
+        extras: anything the task needs to decode (offsets, word ids, windows, ...).
+    """
+
+    frame: pd.DataFrame
+    features: dict
+    labels: object = None
+    sample_weight: object = None
+    extras: dict = dataclasses.field(default_factory=dict)
+
+
+def is_raw(data):
+    """True for user-level data (DataFrame, Series, strings, dict of columns); False for tensors."""
+    if data is None or isinstance(data, tf.data.Dataset):
+        return False
+    if isinstance(data, dict):
+        return "token_ids" not in data
+    if isinstance(data, np.ndarray):
+        return data.dtype.kind in "OUS"
+    return isinstance(data, (pd.DataFrame, pd.Series, list, tuple, str))
+
+
+def ragged_from_padded(packed):
+    """Dense packer outputs -> ragged `token_ids`/`segment_ids` (padding removed)."""
+    lengths = tf.reduce_sum(tf.cast(packed["padding_mask"], tf.int32), axis=1)
+    return {
+        key: tf.RaggedTensor.from_tensor(packed[key], lengths=lengths)
+        for key in ("token_ids", "segment_ids")
+    }
+
+
+class Task(keras.Model):
+    """Base class of the applications; see the module docstring. Not used directly."""
+
+    def __init__(self, *args, backbone, preprocessor, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.default_compiled = False
+
+    # === Construction ===
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, sequence_length=512, allow_pickle=False,
+                    backbone_overrides=None, **task_args):
+        """Build the task on `preset`'s backbone and tokenizer.
+
+        `preset`: a built-in name, a kerasbert / HF / Google checkpoint folder, or `hf://org/name`.
+        `sequence_length`: the longest packed input (longer inputs are truncated; batches are
+        padded dynamically, so short texts cost nothing extra). `backbone_overrides` replace
+        backbone config values (e.g. `{"dropout": 0.0}`). `task_args` go to the task class; a
+        HF checkpoint's own task head is used when it matches (see `heads_from_checkpoint`).
+
+        Example:
+        >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2)
+        """
+        checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
+        backbone = BertBackbone.from_checkpoint(checkpoint, **(backbone_overrides or {}))
+        tokenizer = load_tokenizer(preset, BertTokenizer)
+        preprocessor = BertPreprocessor(
+            tokenizer, sequence_length=min(sequence_length, backbone.max_sequence_length),
+            pad_to_sequence_length=False,
+        )
+        task_args = cls.task_args_from_checkpoint(checkpoint, task_args)
+        task = cls(backbone=backbone, preprocessor=preprocessor, **task_args)
+        task.heads_from_checkpoint(checkpoint)
+        return task
+
+    @classmethod
+    def task_args_from_checkpoint(cls, checkpoint, task_args):
+        """Fill task arguments a checkpoint knows (e.g. its labels). Default: unchanged."""
+        return task_args
+
+    def heads_from_checkpoint(self, checkpoint):
+        """Load a matching HF task head from `checkpoint`. Default: nothing to load."""
+
+    @property
+    def tokenizer(self):
+        return self.preprocessor.tokenizer
+
+    @property
+    def sequence_length(self):
+        return self.preprocessor.sequence_length
+
+    # === Hooks for subclasses ===
+
+    def prepare(self, data, with_labels, training=False):
+        """Validate and tokenise raw data. `training=True` may also learn label names."""
+        raise NotImplementedError
+
+    def default_loss(self):
+        raise NotImplementedError
+
+    def balanced_class_weight(self, prepared):
+        raise ValueError(f'{type(self).__name__} does not support class_weight="balanced".')
+
+    def default_metrics(self):
+        return []
+
+    def decode(self, outputs, prepared):
+        raise NotImplementedError
+
+    def score(self, outputs, prepared):
+        raise NotImplementedError
+
+    # === Data ===
+
+    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0):
+        """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled and grouped by
+        length; other batches keep the input order."""
+        return make_batched_dataset(
+            prepared.features,
+            labels=prepared.labels if with_labels else None,
+            sample_weight=prepared.sample_weight if with_labels else None,
+            batch_size=batch_size,
+            max_length=self.sequence_length or self.backbone.max_sequence_length,
+            group_by_length=training,
+            shuffle=training,
+            seed=seed,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+
+    def pack_texts(self, first, second=None):
+        """Tokenise and pack texts (or pairs) into ragged `token_ids`/`segment_ids`."""
+        texts = first if second is None else (first, second)
+        return ragged_from_padded(self.preprocessor(texts))
+
+    # === Training ===
+
+    def compile(self, *args, **kwargs):
+        """Keras `compile`; a user's compile replaces every kerasbert default."""
+        self.default_compiled = False
+        super().compile(*args, **kwargs)
+
+    def compile_defaults(self, total_steps, learning_rate=None):
+        """AdamW, 10% warmup then linear decay, the task's loss and metrics."""
+        learning_rate = learning_rate or default_learning_rate(self.backbone.hidden_dim)
+        super().compile(
+            optimizer=create_optimizer(total_steps, learning_rate),
+            loss=self.default_loss(),
+            metrics=self.default_metrics(),
+        )
+        self.default_compiled = True
+
+    def get_compile_config(self):
+        # The default optimizer is rebuilt for each `fit` (its schedule depends on the step
+        # count), so only a user's own compile is saved with the model.
+        return None if self.default_compiled else super().get_compile_config()
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
+            learning_rate=None, seed=0, **kwargs):
+        """Keras `fit`, also on DataFrames and lists (see the class docstring of each task).
+
+        Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
+        (default by model size), 10% warmup and linear decay over this fit's steps.
+        """
+        if not is_raw(x):
+            if not self.compiled or self.default_compiled:
+                steps = self.steps_of(x, batch_size) * epochs
+                self.compile_defaults(steps, learning_rate)
+            return super().fit(x, y, batch_size=batch_size, epochs=epochs,
+                               validation_data=validation_data, **kwargs)
+        if y is not None:
+            raise ValueError("With a DataFrame, labels come from its label column; do not pass `y`.")
+        batch_size = batch_size or DEFAULT_BATCH_SIZE
+        prepared = self.prepare(x, with_labels=True, training=True)
+        if is_raw(validation_data):
+            validation = self.prepare(validation_data, with_labels=True)
+            validation_data = self.batches(validation, with_labels=True, batch_size=batch_size)
+        if kwargs.get("class_weight") == "balanced":
+            kwargs["class_weight"] = self.balanced_class_weight(prepared)
+        train = self.batches(prepared, with_labels=True, training=True, batch_size=batch_size, seed=seed)
+        if not self.compiled or self.default_compiled:
+            self.compile_defaults(int(train.cardinality()) * epochs, learning_rate)
+        kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
+        return super().fit(train, epochs=epochs, validation_data=validation_data, **kwargs)
+
+    @staticmethod
+    def steps_of(x, batch_size):
+        """Batches per epoch of Keras-level data, for the default learning-rate schedule."""
+        if isinstance(x, tf.data.Dataset):
+            steps = int(x.cardinality())
+            if steps < 0:
+                raise ValueError(
+                    "This tf.data.Dataset has an unknown length, so the default learning-rate "
+                    "schedule cannot be sized: call `compile(...)` yourself, or give the dataset a "
+                    "known length (e.g. `dataset.apply(tf.data.experimental.assert_cardinality(n))`)."
+                )
+            return steps
+        first = next(iter(x.values())) if isinstance(x, dict) else x
+        return int(np.ceil(len(first) / (batch_size or DEFAULT_BATCH_SIZE)))
+
+    # === Inference ===
+
+    def predict_outputs(self, data, batch_size=None, with_labels=False, verbose="auto"):
+        """Raw model outputs (numpy) for raw data, in input order, and the `Prepared` data."""
+        prepared = self.prepare(data, with_labels=with_labels)
+        dataset = self.batches(prepared, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE)
+        outputs = super().predict(dataset, verbose=verbose)
+        return outputs, prepared
+
+    def predict(self, x, batch_size=None, verbose="auto", **kwargs):
+        """Decoded predictions as a DataFrame for raw data; Keras `predict` otherwise."""
+        if not is_raw(x):
+            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+        outputs, prepared = self.predict_outputs(x, batch_size, verbose=verbose)
+        return self.decode(outputs, prepared)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_errors=False, **kwargs):
+        """A dict of the task's metrics for raw data (plus `errors`, a DataFrame of the wrong
+        predictions, when `return_errors=True`); Keras `evaluate` otherwise."""
+        if not is_raw(x):
+            return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, **kwargs)
+        outputs, prepared = self.predict_outputs(x, batch_size, with_labels=True, verbose=verbose)
+        results = self.score(outputs, prepared)
+        if not return_errors:
+            results.pop("errors", None)
+        return results
+
+    # === Serialisation ===
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("backbone", "preprocessor"):
+            if isinstance(config.get(key), dict):
+                config[key] = keras.saving.deserialize_keras_object(config[key])
+        return cls(**config)
