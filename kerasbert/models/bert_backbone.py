@@ -203,8 +203,13 @@ class BertBackbone(keras.Model):
         109482240
         """
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
+        return cls.from_checkpoint(checkpoint, **overrides)
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint, **overrides):
+        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any."""
         backbone = cls(**{**checkpoint.backbone_config, **overrides})
-        if load_weights:
+        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
             apply_checkpoint(backbone, checkpoint)
         return backbone
 
