@@ -7,7 +7,8 @@ Example:
 
 __version__ = "0.1.0"
 
-from kerasbert import data, layers, models, presets, tokenizers
+from kerasbert import applications, data, layers, models, presets, tokenizers, training
+from kerasbert.applications import BertClassifier
 from kerasbert.layers import (
     MaskedLMHead,
     MultiHeadSelfAttention,

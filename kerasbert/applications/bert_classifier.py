@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 import pandas as pd
+import tensorflow as tf
 
 from kerasbert.applications import metrics
 from kerasbert.applications.task import Prepared, Task
@@ -259,6 +260,23 @@ class BertClassifier(Task):
             best.append(float(grid[int(np.argmax(f1s))]))
         self.thresholds = best
         return best
+
+    # === Serving ===
+
+    def serving_signature(self):
+        names = ["text", "text_pair"] if self.uses_pairs else ["text"]
+        return [tf.TensorSpec([None], tf.string, name=name) for name in names]
+
+    def serve(self, *texts):
+        inputs = self.preprocessor(texts if len(texts) == 2 else texts[0])
+        logits = self(inputs, training=False)
+        if self.problem_type == "regression":
+            return {"prediction": logits[:, 0]}
+        if self.problem_type == "multilabel":
+            return {"probabilities": tf.sigmoid(logits)}
+        best = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        names = tf.constant([str(name) for name in self.class_names])
+        return {"probabilities": tf.nn.softmax(logits), "label_id": best, "label": tf.gather(names, best)}
 
     # === Serialisation ===
 

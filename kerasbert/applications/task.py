@@ -255,6 +255,31 @@ class Task(keras.Model):
             results.pop("errors", None)
         return results
 
+    # === Serving ===
+
+    def serving_signature(self):
+        """`tf.TensorSpec`s of the raw inputs of the exported `serve` function."""
+        raise NotImplementedError(f"{type(self).__name__} does not support export() yet.")
+
+    def serve(self, *raw_inputs):
+        """Raw string tensors -> a dict of output tensors (TF ops only; runs in the SavedModel)."""
+        raise NotImplementedError(f"{type(self).__name__} does not support export() yet.")
+
+    def export(self, path):
+        """Write a TF SavedModel whose `serve` signature takes raw strings.
+
+        It loads with plain TensorFlow once `tensorflow_text` is imported (for the WordPiece
+        op): `tf.saved_model.load(path).signatures["serve"](text=tf.constant([...]))`.
+
+        Example:
+        >>> classifier.export("sentiment_savedmodel")
+        """
+        archive = keras.export.ExportArchive()
+        archive.track(self)
+        archive.add_endpoint("serve", self.serve, input_signature=self.serving_signature())
+        archive.write_out(str(path), verbose=False)
+        return path
+
     # === Serialisation ===
 
     def get_config(self):
