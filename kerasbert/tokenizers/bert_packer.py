@@ -114,7 +114,9 @@ def to_ragged_ids(ids):
         return tf.RaggedTensor.from_tensor(ids) if ids.shape.rank == 2 else ids
     if isinstance(ids, (list, tuple)):
         return tf.ragged.constant(ids, dtype=tf.int32)
-    raise TypeError(f"BertPacker takes token ids (a tf.RaggedTensor or nested lists), got {type(ids).__name__}.")
+    raise TypeError(
+        f"BertPacker takes token ids (a tf.RaggedTensor or nested lists), got {type(ids).__name__}."
+    )
 
 
 def truncate_longest_first(segments, budget):

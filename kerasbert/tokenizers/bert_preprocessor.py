@@ -57,7 +57,9 @@ class BertPreprocessor(keras.layers.Layer):
     def call(self, texts):
         if isinstance(texts, tuple):
             if len(texts) != 2:
-                raise ValueError(f"A text pair is a tuple of two batches of texts, got a tuple of {len(texts)}.")
+                raise ValueError(
+                    f"A text pair is a tuple of two batches of texts, got a tuple of {len(texts)}."
+                )
             segments = tuple(self.tokenizer(to_string_tensor(part, type(self).__name__)) for part in texts)
         else:
             segments = self.tokenizer(to_string_tensor(texts, type(self).__name__))

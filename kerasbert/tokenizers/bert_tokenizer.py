@@ -14,8 +14,17 @@ from kerasbert.tokenizers.word_splitter import WordSplitter
 CONTINUATION_PREFIX = "##"
 # HF's WordPiece decoder `cleanup`, applied to each token with the space put in front of it.
 DECODER_CLEANUP = (
-    (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-    (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" do not", " don't"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
 )
 
 
@@ -193,7 +202,9 @@ class BertTokenizer(keras.layers.Layer):
         too_long = tf.gather(words.word_lengths > self.max_chars_per_word, piece_words)
         word_bytes = tf.strings.length(words.words, unit="BYTE")
         byte_starts = tf.where(too_long, tf.zeros_like(byte_starts.flat_values), byte_starts.flat_values)
-        byte_ends = tf.where(too_long, tf.cast(tf.gather(word_bytes, piece_words), tf.int64), byte_ends.flat_values)
+        byte_ends = tf.where(
+            too_long, tf.cast(tf.gather(word_bytes, piece_words), tf.int64), byte_ends.flat_values
+        )
         base = tf.gather(words.word_byte_starts, piece_words)
         first = tf.searchsorted(words.code_point_byte_starts, base + byte_starts, out_type=tf.int64)
         last = tf.searchsorted(words.code_point_byte_starts, base + byte_ends, out_type=tf.int64) - 1
@@ -218,14 +229,22 @@ class BertTokenizer(keras.layers.Layer):
         if tf.executing_eagerly() and tf.size(ids.flat_values) > 0:
             low, high = int(tf.reduce_min(ids.flat_values)), int(tf.reduce_max(ids.flat_values))
             if low < 0 or high >= len(self._vocabulary):
-                raise ValueError(f"Ids must be in [0, {len(self._vocabulary)}), got ids from {low} to {high}.")
+                raise ValueError(
+                    f"Ids must be in [0, {len(self._vocabulary)}), got ids from {low} to {high}."
+                )
         tokens = tf.gather(tf.constant(self._vocabulary), ids.flat_values)
-        first_in_row = tf.range(tf.size(tokens, out_type=tf.int64)) == tf.gather(ids.row_splits, ids.value_rowids())
+        first_in_row = tf.range(tf.size(tokens, out_type=tf.int64)) == tf.gather(
+            ids.row_splits, ids.value_rowids()
+        )
         continuation = tf.strings.substr(tokens, 0, 2) == CONTINUATION_PREFIX
         tokens = tf.where(
             first_in_row,
             tokens,
-            tf.where(continuation, tf.strings.regex_replace(tokens, "^##", "", replace_global=False), tf.strings.join([" ", tokens])),
+            tf.where(
+                continuation,
+                tf.strings.regex_replace(tokens, "^##", "", replace_global=False),
+                tf.strings.join([" ", tokens]),
+            ),
         )
         for dirty, clean in DECODER_CLEANUP:
             tokens = tf.strings.regex_replace(tokens, re.escape(dirty), clean)

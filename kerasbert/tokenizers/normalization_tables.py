@@ -72,8 +72,12 @@ def build_character_map(lowercase, strip_accents):
     candidates = set()
     removed_marks = set()
     if strip_accents:
-        removed_marks = {c for first, last in unicode_tables.ACCENT_REMOVED_RANGES for c in range(first, last + 1)}
-        candidates |= removed_marks | set(unicode_tables.ACCENT_MAP) | set(range(HANGUL_FIRST, HANGUL_LAST + 1))
+        removed_marks = {
+            c for first, last in unicode_tables.ACCENT_REMOVED_RANGES for c in range(first, last + 1)
+        }
+        candidates |= (
+            removed_marks | set(unicode_tables.ACCENT_MAP) | set(range(HANGUL_FIRST, HANGUL_LAST + 1))
+        )
     if lowercase:
         candidates |= set(unicode_tables.LOWERCASE_MAP)
     character_map = {}

@@ -5,7 +5,9 @@ import os
 from kerasbert.tokenizers.unicode_tables import SPLIT_WHITESPACE_RANGES
 
 # HF's Rust reader trims each line's trailing whitespace (`str::trim_end`, Unicode White_Space).
-TRAILING_WHITESPACE = "".join(chr(c) for first, last in SPLIT_WHITESPACE_RANGES for c in range(first, last + 1))
+TRAILING_WHITESPACE = "".join(
+    chr(c) for first, last in SPLIT_WHITESPACE_RANGES for c in range(first, last + 1)
+)
 
 
 def read_vocabulary_file(path):
@@ -19,8 +21,9 @@ def read_vocabulary_file(path):
         path = os.path.join(path, "vocab.txt")
     if not os.path.isfile(path):
         raise FileNotFoundError(
-            f"No vocabulary file at '{path}'. BertTokenizer needs a WordPiece vocab.txt (one token a "
-            "line, as in a BERT checkpoint folder): pass its path, the folder holding it, or a list of tokens."
+            f"No vocabulary file at '{path}'. BertTokenizer needs a WordPiece vocab.txt (one token "
+            "a line, as in a BERT checkpoint folder): pass its path, the folder holding it, or a list "
+            "of tokens."
         )
     with open(path, encoding="utf-8") as file:
         lines = file.read().split("\n")

@@ -86,10 +86,21 @@ class WordSplitter:
         groups = special_groups
         if self.tokenize_chinese_chars:
             chinese = has(properties, nt.CHINESE) & (special_groups < 0)
-            groups = tf.where(chinese, tf.range(tf.size(chars, out_type=tf.int64)) + tf.size(chars, out_type=tf.int64), groups)
+            groups = tf.where(
+                chinese,
+                tf.range(tf.size(chars, out_type=tf.int64)) + tf.size(chars, out_type=tf.int64),
+                groups,
+            )
         normalized, origins = self._normalize(chars, properties, special_groups >= 0)
-        words = self._words(normalized, tf.gather(groups, origins), tf.gather(char_rows, origins), tf.size(texts, out_type=tf.int64))
-        char_positions = tf.range(tf.size(chars, out_type=tf.int64)) - tf.gather(code_points.row_splits, char_rows)
+        words = self._words(
+            normalized,
+            tf.gather(groups, origins),
+            tf.gather(char_rows, origins),
+            tf.size(texts, out_type=tf.int64),
+        )
+        char_positions = tf.range(tf.size(chars, out_type=tf.int64)) - tf.gather(
+            code_points.row_splits, char_rows
+        )
         origins = tf.gather(char_positions, tf.gather(origins, words.code_point_origins))
         return words._replace(code_point_origins=tf.cast(origins, tf.int32))
 
@@ -113,8 +124,12 @@ class WordSplitter:
             text_starts = tf.cumsum(tf.cast(tf.strings.length(texts), tf.int64), exclusive=True)
             piece_text_starts = tf.gather(text_starts, pieces.value_rowids())
             char_starts = char_byte_starts + tf.gather(text_starts, char_rows)
-            first = tf.searchsorted(char_starts, tf.boolean_mask(piece_starts.flat_values + piece_text_starts, is_special))
-            end = tf.searchsorted(char_starts, tf.boolean_mask(piece_ends.flat_values + piece_text_starts, is_special))
+            first = tf.searchsorted(
+                char_starts, tf.boolean_mask(piece_starts.flat_values + piece_text_starts, is_special)
+            )
+            end = tf.searchsorted(
+                char_starts, tf.boolean_mask(piece_ends.flat_values + piece_text_starts, is_special)
+            )
             num_chars = tf.size(char_rows) + 1
             opened = tf.math.unsorted_segment_sum(tf.ones_like(first, tf.int64), first, num_chars)
             closed = tf.math.unsorted_segment_sum(tf.ones_like(end, tf.int64), end, num_chars)
@@ -132,7 +147,9 @@ class WordSplitter:
         mapped = (mapping >= 0) & ordinary & ~removed
         row_splits = tf.constant(self.tables.map_row_splits)
         mapped_starts = tf.gather(row_splits, tf.maximum(mapping, 0))
-        lengths = tf.where(removed, 0, tf.where(mapped, tf.gather(row_splits, mapping + 1) - mapped_starts, 1))
+        lengths = tf.where(
+            removed, 0, tf.where(mapped, tf.gather(row_splits, mapping + 1) - mapped_starts, 1)
+        )
         map_values = tf.constant(self.tables.map_values)
 
         def one_to_one():
@@ -140,7 +157,9 @@ class WordSplitter:
 
         def expanded():
             origins = tf.repeat(tf.range(tf.size(chars)), lengths)
-            position = tf.range(tf.reduce_sum(lengths)) - tf.gather(tf.cumsum(lengths, exclusive=True), origins)
+            position = tf.range(tf.reduce_sum(lengths)) - tf.gather(
+                tf.cumsum(lengths, exclusive=True), origins
+            )
             from_map = tf.gather(map_values, tf.gather(mapped_starts, origins) + position)
             return tf.where(tf.gather(mapped, origins), from_map, tf.gather(chars, origins)), origins
 
@@ -170,7 +189,9 @@ class WordSplitter:
             words=tf.strings.unicode_encode(word_code_points, "UTF-8"),
             row_splits=tf.ragged.segment_ids_to_row_splits(word_rows, num_segments=num_texts),
             word_lengths=tf.cast(word_code_points.row_lengths(), tf.int32),
-            word_byte_starts=tf.gather(tf.concat([byte_starts, tf.zeros([1], tf.int64)], 0), word_code_points.row_splits[:-1]),
+            word_byte_starts=tf.gather(
+                tf.concat([byte_starts, tf.zeros([1], tf.int64)], 0), word_code_points.row_splits[:-1]
+            ),
             code_point_byte_starts=byte_starts,
             code_point_origins=tf.where(kept)[:, 0],
         )

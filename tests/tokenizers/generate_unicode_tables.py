@@ -37,8 +37,16 @@ def measure_tables():
     strip = bert_normalizer(strip_accents=True)
     lower = bert_normalizer(lowercase=True)
     pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tables = {"removed": [], "whitespace": [], "chinese": [], "punctuation": [],
-              "split_whitespace": [], "accent_removed": [], "accent_map": {}, "lowercase_map": {}}
+    tables = {
+        "removed": [],
+        "whitespace": [],
+        "chinese": [],
+        "punctuation": [],
+        "split_whitespace": [],
+        "accent_removed": [],
+        "accent_map": {},
+        "lowercase_map": {},
+    }
     for code_point in CODE_POINTS:
         char = chr(code_point)
         cleaned = clean.normalize_str(char)
@@ -119,21 +127,38 @@ def render(tables):
         "Ranges are inclusive `(first, last)` pairs; maps give the code points a code point becomes.\n"
         '"""',
         f'TOKENIZERS_VERSION = "{tokenizers.__version__}"',
-        format_ranges("REMOVED_RANGES", tables["removed"],
-                      "clean_text drops these (NUL, U+FFFD, controls and formats but tab/LF/CR)."),
+        format_ranges(
+            "REMOVED_RANGES",
+            tables["removed"],
+            "clean_text drops these (NUL, U+FFFD, controls and formats but tab/LF/CR).",
+        ),
         format_ranges("WHITESPACE_RANGES", tables["whitespace"], "clean_text turns these into a space."),
-        format_ranges("CHINESE_RANGES", tables["chinese"],
-                      "handle_chinese_chars puts spaces around these (CJK ideographs)."),
-        format_ranges("ACCENT_REMOVED_RANGES", tables["accent_removed"],
-                      "strip_accents drops these (nonspacing marks)."),
-        format_map("ACCENT_MAP", tables["accent_map"],
-                   "strip_accents (NFD, then drop nonspacing marks) maps these; Hangul is arithmetic."),
-        format_map("LOWERCASE_MAP", tables["lowercase_map"],
-                   "lowercase (Rust char::to_lowercase, no context rules) maps these."),
-        format_ranges("PUNCTUATION_RANGES", tables["punctuation"],
-                      "BertPreTokenizer makes each of these a word of its own."),
-        format_ranges("SPLIT_WHITESPACE_RANGES", tables["split_whitespace"],
-                      "BertPreTokenizer splits words on these."),
+        format_ranges(
+            "CHINESE_RANGES",
+            tables["chinese"],
+            "handle_chinese_chars puts spaces around these (CJK ideographs).",
+        ),
+        format_ranges(
+            "ACCENT_REMOVED_RANGES", tables["accent_removed"], "strip_accents drops these (nonspacing marks)."
+        ),
+        format_map(
+            "ACCENT_MAP",
+            tables["accent_map"],
+            "strip_accents (NFD, then drop nonspacing marks) maps these; Hangul is arithmetic.",
+        ),
+        format_map(
+            "LOWERCASE_MAP",
+            tables["lowercase_map"],
+            "lowercase (Rust char::to_lowercase, no context rules) maps these.",
+        ),
+        format_ranges(
+            "PUNCTUATION_RANGES",
+            tables["punctuation"],
+            "BertPreTokenizer makes each of these a word of its own.",
+        ),
+        format_ranges(
+            "SPLIT_WHITESPACE_RANGES", tables["split_whitespace"], "BertPreTokenizer splits words on these."
+        ),
     ]
     return "\n\n".join(parts) + "\n"
 

@@ -28,11 +28,17 @@ def test_truncation_equals_hf_for_every_length_combination(tokenizer, hf_tokeniz
     for sequence_length in range(3, 26):
         preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length)
         reference = hf_tokenizer(
-            first, second, truncation="longest_first", max_length=sequence_length, padding="max_length",
+            first,
+            second,
+            truncation="longest_first",
+            max_length=sequence_length,
+            padding="max_length",
             return_tensors="np",
         )
         assert_equal_to_hf(preprocessor((first, second)), reference)
-        single = hf_tokenizer(first, truncation=True, max_length=sequence_length, padding="max_length", return_tensors="np")
+        single = hf_tokenizer(
+            first, truncation=True, max_length=sequence_length, padding="max_length", return_tensors="np"
+        )
         assert_equal_to_hf(preprocessor(first), single)
 
 
@@ -42,7 +48,12 @@ def test_consecutive_sentence_pairs_equal_hf(sequence_length, tokenizer, hf_toke
     first, second = sentences[:-1], sentences[1:]
     preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length)
     reference = hf_tokenizer(
-        first, second, truncation="longest_first", max_length=sequence_length, padding="max_length", return_tensors="np"
+        first,
+        second,
+        truncation="longest_first",
+        max_length=sequence_length,
+        padding="max_length",
+        return_tensors="np",
     )
     assert_equal_to_hf(preprocessor((first, second)), reference)
     print(f"{len(first)} UCI sentence pairs compared at sequence_length {sequence_length}")
@@ -54,13 +65,23 @@ def test_long_paragraph_pairs_are_truncated_as_hf(sequence_length, tokenizer, hf
     first, second = paragraphs[:-1], paragraphs[1:]
     preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length)
     reference = hf_tokenizer(
-        first, second, truncation="longest_first", max_length=sequence_length, padding="max_length", return_tensors="np"
+        first,
+        second,
+        truncation="longest_first",
+        max_length=sequence_length,
+        padding="max_length",
+        return_tensors="np",
     )
     assert_equal_to_hf(preprocessor((first, second)), reference)
     # and paragraphs paired with short sentences: only the long side is cut
     short = corpus("uci_sentiment")[: len(first)]
     reference = hf_tokenizer(
-        short, first, truncation="longest_first", max_length=sequence_length, padding="max_length", return_tensors="np"
+        short,
+        first,
+        truncation="longest_first",
+        max_length=sequence_length,
+        padding="max_length",
+        return_tensors="np",
     )
     assert_equal_to_hf(preprocessor((short, first)), reference)
     print(f"{len(first)} Austen paragraph pairs compared at sequence_length {sequence_length}")
@@ -75,7 +96,9 @@ def test_dynamic_padding_pads_to_the_longest(tokenizer, hf_tokenizer, corpus):
 
 
 def test_packer_takes_token_ids(tokenizer):
-    packer = BertPacker(tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id, sequence_length=8)
+    packer = BertPacker(
+        tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id, sequence_length=8
+    )
     outputs = packer(([[7, 8, 9, 10]], [[11, 12, 13, 14]]))
     assert outputs["token_ids"].numpy().tolist() == [[101, 7, 8, 102, 11, 12, 13, 102]]
     assert outputs["segment_ids"].numpy().tolist() == [[0, 0, 0, 0, 1, 1, 1, 1]]

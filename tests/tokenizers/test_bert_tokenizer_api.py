@@ -13,7 +13,12 @@ def test_vocabulary_accessors(tokenizer, vocab_file):
     assert tokenizer.get_vocabulary() == tokens
     assert tokenizer.token_to_id("[MASK]") == tokenizer.mask_token_id == 103
     assert tokenizer.id_to_token(2088) == "world"
-    special_ids = [tokenizer.pad_token_id, tokenizer.unk_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id]
+    special_ids = [
+        tokenizer.pad_token_id,
+        tokenizer.unk_token_id,
+        tokenizer.cls_token_id,
+        tokenizer.sep_token_id,
+    ]
     assert special_ids == [0, 100, 101, 102]
     with pytest.raises(ValueError, match="not in the vocabulary"):
         tokenizer.token_to_id("no-such-token")
@@ -25,7 +30,9 @@ def test_vocabulary_as_list_or_folder_gives_the_same_tokenizer(vocab_file, token
     tokens = tokenizer.get_vocabulary()
     texts = ["Same vocabulary, same ids."]
     assert BertTokenizer(tokens)(texts).to_list() == tokenizer(texts).to_list()
-    assert BertTokenizer.from_vocabulary_file(vocab_file.parent)(texts).to_list() == tokenizer(texts).to_list()
+    assert (
+        BertTokenizer.from_vocabulary_file(vocab_file.parent)(texts).to_list() == tokenizer(texts).to_list()
+    )
 
 
 def test_from_preset_reads_the_checkpoint_folder(minilm_path, tokenizer):
@@ -38,7 +45,10 @@ def test_input_shapes(tokenizer):
     assert tokenizer("hello world").numpy().tolist() == [7592, 2088]  # a scalar gives one row
     assert tokenizer(["hello", "hello world"]).to_list() == [[7592], [7592, 2088]]
     assert tokenizer(np.array([["hello"], ["world"]])).to_list() == [[[7592]], [[2088]]]
-    assert tokenizer(tf.ragged.constant([["hello", "world"], ["hi"]])).to_list() == [[[7592], [2088]], [[7632]]]
+    assert tokenizer(tf.ragged.constant([["hello", "world"], ["hi"]])).to_list() == [
+        [[7592], [2088]],
+        [[7632]],
+    ]
     assert tokenizer([]).to_list() == []
     assert tokenizer(["hello"]).dtype == tf.int32
 

@@ -9,27 +9,69 @@ from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
 
 EDGE_CASES = [
     # accents
-    "café", "naïve", "Ångström", "résumé Zürich São Paulo Dvořák", "e\u0301 decomposed e + combining acute",
+    "café",
+    "naïve",
+    "Ångström",
+    "résumé Zürich São Paulo Dvořák",
+    "e\u0301 decomposed e + combining acute",
     # CJK, kana, Korean
-    "中文字符", "日本語のテキスト、カタカナ。", "한국어 텍스트", "mixed中文and English", "\U00020000\U0002b820 rare ideographs",
+    "中文字符",
+    "日本語のテキスト、カタカナ。",
+    "한국어 텍스트",
+    "mixed中文and English",
+    "\U00020000\U0002b820 rare ideographs",
     # emoji
-    "🥰😀👍🏽 emoji 👨‍👩‍👧", "flag 🇬🇧",
+    "🥰😀👍🏽 emoji 👨‍👩‍👧",
+    "flag 🇬🇧",
     # control and invisible characters
-    "nul\x00here", "zero\u200bwidth", "soft\u00adhyphen", "\ufeffbom at start", "bell\x07char", "rtl\u202emark",
-    "\ufffdreplacement", "private\ue000use", "vertical\x0btab form\x0cfeed next\x85line",
+    "nul\x00here",
+    "zero\u200bwidth",
+    "soft\u00adhyphen",
+    "\ufeffbom at start",
+    "bell\x07char",
+    "rtl\u202emark",
+    "\ufffdreplacement",
+    "private\ue000use",
+    "vertical\x0btab form\x0cfeed next\x85line",
     # whitespace
-    "ideographic\u3000space", "no\xa0break", "tab\tnewline\ncarriage\rreturn", "", "   ", "\t\n\r ",
+    "ideographic\u3000space",
+    "no\xa0break",
+    "tab\tnewline\ncarriage\rreturn",
+    "",
+    "   ",
+    "\t\n\r ",
     # casing and letters
-    "Straße ß ẞ", "ﬁnancial ﬂow ﬃ", "ΣΑΣ σας Σ", "İstanbul DİYARBAKIR ı", "ǅungla ǈ ǋ", "Ⅻ ① ℃ ™",
+    "Straße ß ẞ",
+    "ﬁnancial ﬂow ﬃ",
+    "ΣΑΣ σας Σ",
+    "İstanbul DİYARBAKIR ı",
+    "ǅungla ǈ ǋ",
+    "Ⅻ ① ℃ ™",
     # WordPiece limits
-    "a" * 100, "a" * 101, "pneumonoultramicroscopicsilicovolcanoconiosis" * 3, "xqzjvkwy qqqqzzzz",
+    "a" * 100,
+    "a" * 101,
+    "pneumonoultramicroscopicsilicovolcanoconiosis" * 3,
+    "xqzjvkwy qqqqzzzz",
     # special tokens in the text
-    "The capital of France is [MASK].", "[mask] is not [MASK]", "[CLS] a [SEP] b [SEP]", "[PAD][UNK][MASK]",
-    "x[MASK]y", "[ MASK ]", "[MASK[MASK]]", "[[MASK]", "[MASKED]",
+    "The capital of France is [MASK].",
+    "[mask] is not [MASK]",
+    "[CLS] a [SEP] b [SEP]",
+    "[PAD][UNK][MASK]",
+    "x[MASK]y",
+    "[ MASK ]",
+    "[MASK[MASK]]",
+    "[[MASK]",
+    "[MASKED]",
     # punctuation, numbers, web text
-    "Wait... what?!?! --- (yes) [no] {maybe} <tag>", "1,000,000.50 $3.14 -42 10%", "it's don't we'll",
-    "https://example.com/path?q=a&b=c#frag", "#hashtag @user e-mail@example.org", "«quotes» „low“ ‘single’ — dash…",
-    "\u00bfQu\u00e9? \u00a1S\u00ed!", "C++ C# F#", "a\u2019b \u2018c\u2019",
+    "Wait... what?!?! --- (yes) [no] {maybe} <tag>",
+    "1,000,000.50 $3.14 -42 10%",
+    "it's don't we'll",
+    "https://example.com/path?q=a&b=c#frag",
+    "#hashtag @user e-mail@example.org",
+    "«quotes» „low“ ‘single’ — dash…",
+    "\u00bfQu\u00e9? \u00a1S\u00ed!",
+    "C++ C# F#",
+    "a\u2019b \u2018c\u2019",
 ]
 
 
@@ -42,10 +84,17 @@ def test_edge_cases_equal_hf(settings, vocab_file, hf_tokenizer_factory):
     ours = BertTokenizer(vocab_file, **settings)
     hf_settings = {"do_lower_case": settings["lowercase"]}
     hf_settings.update({k: v for k, v in settings.items() if k == "strip_accents"})
-    reference = hf_tokenizer_factory(**hf_settings)(EDGE_CASES, add_special_tokens=False, return_offsets_mapping=True)
+    reference = hf_tokenizer_factory(**hf_settings)(
+        EDGE_CASES, add_special_tokens=False, return_offsets_mapping=True
+    )
     ids, starts, ends = ours.tokenize_with_offsets(EDGE_CASES)
     for text, our_ids, our_starts, our_ends, hf_ids, hf_offsets in zip(
-        EDGE_CASES, ids.to_list(), starts.to_list(), ends.to_list(), reference["input_ids"], reference["offset_mapping"]
+        EDGE_CASES,
+        ids.to_list(),
+        starts.to_list(),
+        ends.to_list(),
+        reference["input_ids"],
+        reference["offset_mapping"],
     ):
         assert our_ids == hf_ids, text
         assert list(zip(our_starts, our_ends)) == [tuple(o) for o in hf_offsets], text

@@ -38,7 +38,9 @@ def test_offsets_equal_hf_on_every_text(name, corpus, tokenizer, hf_tokenizer):
     texts = corpus(name)
     _, starts, ends = tokenizer.tokenize_with_offsets(texts)
     ours = [list(zip(s, e)) for s, e in zip(starts.to_list(), ends.to_list())]
-    reference = [list(map(tuple, offsets)) for offsets in hf_encodings(hf_tokenizer, tuple(texts))["offset_mapping"]]
+    reference = [
+        list(map(tuple, offsets)) for offsets in hf_encodings(hf_tokenizer, tuple(texts))["offset_mapping"]
+    ]
     different = differences(texts, ours, reference)
     print(f"{name}: offsets of {len(texts)} strings compared, {len(texts) - len(different)} equal")
     assert not different, f"{len(different)} strings differ, first: {different[0]}"
@@ -58,7 +60,9 @@ def test_other_settings_equal_hf(settings, vocab_file, corpus, hf_tokenizer_fact
     texts = corpus("uci_sentiment") + corpus("brown_pos")
     ours = BertTokenizer(vocab_file, **settings)
     hf_settings = {"do_lower_case": settings["lowercase"]}
-    hf_settings.update({k: v for k, v in settings.items() if k in ("strip_accents", "tokenize_chinese_chars")})
+    hf_settings.update(
+        {k: v for k, v in settings.items() if k in ("strip_accents", "tokenize_chinese_chars")}
+    )
     reference = hf_tokenizer_factory(**hf_settings)(texts, add_special_tokens=False)["input_ids"]
     different = differences(texts, ours(texts).to_list(), reference)
     print(f"{settings}: {len(texts)} strings compared, {len(texts) - len(different)} equal")

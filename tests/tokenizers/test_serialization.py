@@ -89,6 +89,10 @@ def test_tokenizer_and_preprocessor_run_in_tf_data(tokenizer):
     ids = [row for batch in dataset.map(tokenizer) for row in batch.to_list()]
     assert ids == tokenizer(TEXTS * 4).to_list()
     preprocessor = BertPreprocessor(tokenizer, sequence_length=10)
-    pairs = tf.data.Dataset.from_tensor_slices((TEXTS, TEXTS[::-1])).batch(3).map(lambda a, b: preprocessor((a, b)))
+    pairs = (
+        tf.data.Dataset.from_tensor_slices((TEXTS, TEXTS[::-1]))
+        .batch(3)
+        .map(lambda a, b: preprocessor((a, b)))
+    )
     batch = next(iter(pairs))
     np.testing.assert_array_equal(batch["token_ids"], preprocessor((TEXTS, TEXTS[::-1]))["token_ids"])
