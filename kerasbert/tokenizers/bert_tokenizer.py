@@ -107,7 +107,7 @@ class BertTokenizer(keras.layers.Layer):
         self._wordpiece = tf_text.FastWordpieceTokenizer(
             vocab=list(self._vocabulary),
             suffix_indicator=CONTINUATION_PREFIX,
-            max_bytes_per_word=4 * max_chars_per_word,  # longer words never reach it (see _pieces)
+            max_bytes_per_word=4 * max_chars_per_word,  # longer words never reach it (_pieces_input)
             token_out_type=tf.int32,
             unknown_token=unk_token,
             no_pretokenization=True,

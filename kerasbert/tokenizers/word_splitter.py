@@ -83,24 +83,14 @@ class WordSplitter:
         char_rows = code_points.value_rowids()
         properties = self._properties(chars)
         special_groups = self._special_groups(texts, char_rows, byte_starts.flat_values)
-        groups = special_groups
-        if self.tokenize_chinese_chars:
-            chinese = has(properties, nt.CHINESE) & (special_groups < 0)
-            groups = tf.where(
-                chinese,
-                tf.range(tf.size(chars, out_type=tf.int64)) + tf.size(chars, out_type=tf.int64),
-                groups,
-            )
         normalized, origins = self._normalize(chars, properties, special_groups >= 0)
+        groups = tf.gather(self._isolated_groups(properties, special_groups), origins)
         words = self._words(
-            normalized,
-            tf.gather(groups, origins),
-            tf.gather(char_rows, origins),
-            tf.size(texts, out_type=tf.int64),
+            normalized, groups, tf.gather(char_rows, origins), tf.size(texts, out_type=tf.int64)
         )
-        char_positions = tf.range(tf.size(chars, out_type=tf.int64)) - tf.gather(
-            code_points.row_splits, char_rows
-        )
+        # Word code points index `normalized` so far: give the input character's index in its text.
+        char_ids = tf.range(tf.size(chars, out_type=tf.int64))
+        char_positions = char_ids - tf.gather(code_points.row_splits, char_rows)
         origins = tf.gather(char_positions, tf.gather(origins, words.code_point_origins))
         return words._replace(code_point_origins=tf.cast(origins, tf.int32))
 
@@ -137,6 +127,16 @@ class WordSplitter:
             return tf.where(inside, tf.cumsum(opened)[:-1] - 1, -1)
 
         return tf.cond(tf.reduce_any(is_special), mark_special_characters, lambda: not_special)
+
+    def _isolated_groups(self, properties, special_groups):
+        """Which characters form a word of their own, whatever surrounds them: one group id per
+        special token occurrence (0, 1, ...) and per CJK ideograph (from the number of characters
+        on, so the two never meet); -1 for all other characters."""
+        if not self.tokenize_chinese_chars:
+            return special_groups
+        num_chars = tf.size(properties, out_type=tf.int64)
+        chinese = has(properties, nt.CHINESE) & (special_groups < 0)
+        return tf.where(chinese, tf.range(num_chars) + num_chars, special_groups)
 
     def _normalize(self, chars, properties, special):
         """Maps each character to its normalised code points; returns them and each one's origin."""

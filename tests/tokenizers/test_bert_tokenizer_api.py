@@ -1,6 +1,7 @@
 """BertTokenizer's vocabulary accessors, input shapes, detokenize (vs HF decode) and bad input."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import tensorflow as tf
 
@@ -50,6 +51,7 @@ def test_input_shapes(tokenizer):
         [[7632]],
     ]
     assert tokenizer([]).to_list() == []
+    assert tokenizer(pd.Series(["hello", "world"])).to_list() == [[7592], [2088]]
     assert tokenizer(["hello"]).dtype == tf.int32
 
 
