@@ -118,20 +118,18 @@ class BertClassifier(Task):
 
     def text_columns(self, frame, training):
         """{argument name: column} of the text columns this classifier reads."""
-        if self.uses_pairs is None:
-            if not training:
-                raise ValueError(
-                    "This classifier has not been trained yet, so it does not know whether it reads "
-                    "single texts or pairs: call fit(...) first."
-                )
-            self.uses_pairs = self.text_pair_column in frame.columns
-        if not self.uses_pairs and self.text_pair_column in frame.columns:
+        uses_pairs = self.uses_pairs
+        if uses_pairs is None:  # untrained: read what the data holds; the first fit decides for good
+            uses_pairs = self.text_pair_column in frame.columns
+            if training:
+                self.uses_pairs = uses_pairs
+        if not uses_pairs and self.text_pair_column in frame.columns:
             raise ValueError(
                 f"The data has a {self.text_pair_column!r} column, but this classifier reads single "
                 f"texts. Drop the column, or build a new classifier for text pairs."
             )
         columns = {"text_column": self.text_column}
-        if self.uses_pairs:
+        if uses_pairs:
             columns["text_pair_column"] = self.text_pair_column
         return columns
 
@@ -142,7 +140,7 @@ class BertClassifier(Task):
         validate_text_columns(frame, columns)
         labels = None
         if with_labels:
-            if training and not self.label_encoder.is_fitted:
+            if not self.label_encoder.is_fitted:
                 self.fit_label_encoder(frame[self.label_column])
             labels = self.label_encoder.encode(frame[self.label_column])
             if self.problem_type == "regression":
@@ -151,7 +149,8 @@ class BertClassifier(Task):
         return Prepared(frame=frame, features=features, labels=labels)
 
     def fit_label_encoder(self, label_series):
-        """Learn class names on the first fit; int labels with `num_classes` mean ids 0..n-1."""
+        """Learn class names from the first labelled data; int labels with `num_classes` mean ids
+        0..n-1, other labels are sorted."""
         encoder = self.label_encoder
         if encoder.labels is None and encoder.problem_type != "regression":
             values = label_series.dropna()

@@ -59,12 +59,15 @@ def pearson(gold, predicted):
 
 
 def spearman(gold, predicted):
-    """Spearman rank correlation (Pearson on average ranks)."""
-    return float(
-        pd.Series(np.asarray(gold, "float64")).corr(
-            pd.Series(np.asarray(predicted, "float64")), method="spearman"
-        )
-    )
+    """Spearman rank correlation: Pearson on average ranks (ties share their mean rank).
+
+    Example:
+    >>> spearman([1, 2, 3, 4], [10, 20, 30, 25])
+    0.8
+    """
+    gold_ranks = pd.Series(np.asarray(gold, "float64")).rank(method="average")
+    predicted_ranks = pd.Series(np.asarray(predicted, "float64")).rank(method="average")
+    return pearson(gold_ranks, predicted_ranks)
 
 
 def multilabel_f1(gold, predicted):
