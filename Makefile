@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml $(BIN)/activate
 install: $(VENV)/.installed
 
 main: install
-	$(BIN)/python applications/sentence_similarity.py
+	$(BIN)/python applications/sentiment_uci.py
 
 test: install
 	$(BIN)/python -m pytest -q
