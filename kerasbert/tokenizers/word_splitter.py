@@ -104,8 +104,11 @@ class WordSplitter:
         not_special = tf.fill(tf.shape(char_rows), tf.constant(-1, tf.int64))
         if not self.special_tokens:
             return not_special
+        # regex_split stops at a NUL byte, so it searches a copy with SOH in its place: the byte
+        # offsets stay the same, and neither byte is in a special token.
+        texts_without_nul = tf.strings.regex_replace(texts, r"\x00", "\x01")
         pieces, piece_starts, piece_ends = tf_text.regex_split_with_offsets(
-            texts, self.special_pattern, keep_delim_regex_pattern=self.special_pattern
+            texts_without_nul, self.special_pattern, keep_delim_regex_pattern=self.special_pattern
         )
         is_special = tf.reduce_any([pieces.flat_values == token for token in self.special_tokens], axis=0)
 

@@ -62,6 +62,10 @@ EDGE_CASES = [
     "[MASK[MASK]]",
     "[[MASK]",
     "[MASKED]",
+    "中[MASK]文",
+    "é[MASK]\u0301x",
+    "[MASK]\u200b[SEP]\x00[CLS]",
+    "İ[MASK]ß",
     # punctuation, numbers, web text
     "Wait... what?!?! --- (yes) [no] {maybe} <tag>",
     "1,000,000.50 $3.14 -42 10%",

@@ -14,9 +14,9 @@ CODE_POINTS = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
 PER_TEXT = 2000
 
 
-def code_point_texts():
-    """All code points, each as "x{c}Y", 2,000 to a text separated by spaces."""
-    words = [f"x{chr(c)}Y" for c in CODE_POINTS]
+def code_point_texts(word="x{c}Y", code_points=CODE_POINTS):
+    """Each code point in `word`, 2,000 words to a text separated by spaces."""
+    words = [word.format(c=chr(c)) for c in code_points]
     return [" ".join(words[i : i + PER_TEXT]) for i in range(0, len(words), PER_TEXT)]
 
 
@@ -28,27 +28,39 @@ def first_difference(ours, reference):
 
 
 @pytest.mark.parametrize(
-    "lowercase, strip_accents, chinese",
-    [(True, True, True), (True, False, True), (False, True, True), (False, False, True), (True, True, False)],
+    "lowercase, strip_accents, chinese, code_points",
+    [
+        (True, True, True, CODE_POINTS),
+        (True, False, True, CODE_POINTS),
+        (False, True, True, CODE_POINTS),
+        (False, False, True, CODE_POINTS),
+        (True, True, False, CODE_POINTS[: 0x40000 - 0x800]),  # planes 0-3 hold every CJK ideograph
+    ],
+    ids=["uncased", "lowercase_keep_accents", "cased_strip_accents", "cased", "no_chinese_split"],
 )
-def test_words_equal_hf_for_every_code_point(lowercase, strip_accents, chinese):
+def test_words_equal_hf(lowercase, strip_accents, chinese, code_points):
     tokenizers = pytest.importorskip("tokenizers", reason="the HF reference needs tokenizers")
     normalizer = tokenizers.normalizers.BertNormalizer(
         clean_text=True, handle_chinese_chars=chinese, strip_accents=strip_accents, lowercase=lowercase
     )
     pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
-    texts = code_point_texts()
+    texts = code_point_texts(code_points=code_points)
     words = WordSplitter(lowercase, strip_accents, chinese, special_tokens=[]).split(tf.constant(texts))
     ours = tf.RaggedTensor.from_row_splits(words.words, words.row_splits).to_list()
     for text, our_words in zip(texts, ours):
         reference = [word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
         our_words = [word.decode("utf-8") for word in our_words]
         assert our_words == reference, first_difference(our_words, reference)
-    print(f"{len(CODE_POINTS)} code points compared word by word")
+    print(f"{len(code_points)} code points compared word by word")
 
 
-def test_ids_and_offsets_equal_hf_for_every_code_point(tokenizer, hf_tokenizer):
-    texts = code_point_texts()
+@pytest.mark.parametrize(
+    "word, code_points",
+    [("x{c}Y", CODE_POINTS), ("{c}[MASK]{c}", CODE_POINTS[:0xF800])],  # the BMP beside a special token
+    ids=["every_code_point", "beside_mask"],
+)
+def test_ids_and_offsets_equal_hf(word, code_points, tokenizer, hf_tokenizer):
+    texts = code_point_texts(word, code_points)
     reference = hf_tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
     ids, starts, ends = tokenizer.tokenize_with_offsets(texts)
     for our_ids, our_starts, our_ends, hf_ids, hf_offsets in zip(
