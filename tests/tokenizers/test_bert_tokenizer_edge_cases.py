@@ -52,6 +52,8 @@ EDGE_CASES = [
     "a" * 101,
     "pneumonoultramicroscopicsilicovolcanoconiosis" * 3,
     "xqzjvkwy qqqqzzzz",
+    "İ" * 60,  # 120 characters once lower-cased without stripping accents
+    "e\u0301" * 60,  # 60 characters once accents are stripped
     # special tokens in the text
     "The capital of France is [MASK].",
     "[mask] is not [MASK]",

@@ -50,7 +50,10 @@ def test_words_equal_hf(lowercase, strip_accents, chinese, code_points):
     for text, our_words in zip(texts, ours):
         reference = [word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
         our_words = [word.decode("utf-8") for word in our_words]
-        assert our_words == reference, first_difference(our_words, reference)
+        assert our_words == reference, (
+            f"{first_difference(our_words, reference)}: if tokenizers was upgraded, regenerate the "
+            "tables with `python tests/tokenizers/generate_unicode_tables.py`"
+        )
     print(f"{len(code_points)} code points compared word by word")
 
 
