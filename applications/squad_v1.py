@@ -46,7 +46,8 @@ def main(path):
     print(f"SQuAD v1.1, trained on {len(train)} questions (articles 0-{TRAIN_ARTICLES - 1}), "
           f"tested on {results['total']} (articles {TRAIN_ARTICLES}+)")
     print(f"EM {results['exact_match']:.3f}  F1 {results['f1']:.3f}   (HF reference: EM 0.115, F1 0.218)")
-    print(f"wall time {done - start:.0f} s (training {trained - start:.0f} s, evaluation {done - trained:.0f} s)")
+    print(f"wall time {done - start:.0f} s (training {trained - start:.0f} s, "
+          f"evaluation {done - trained:.0f} s)")
     Path("runs").mkdir(exist_ok=True)
     answerer.save("runs/squad_v1.keras")
 

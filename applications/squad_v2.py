@@ -56,7 +56,8 @@ def main(path):
           f"NoAns EM {results['NoAns_exact_match']:.3f}  F1 {results['NoAns_f1']:.3f}")
     print(f"always-no-answer baseline: EM {baseline['exact'] / 100:.3f}  F1 {baseline['f1'] / 100:.3f}  -> "
           f"{'beaten' if results['f1'] > baseline['f1'] / 100 else 'NOT beaten'}")
-    print(f"wall time {done - start:.0f} s (training {trained - start:.0f} s, evaluation {done - trained:.0f} s)")
+    print(f"wall time {done - start:.0f} s (training {trained - start:.0f} s, "
+          f"evaluation {done - trained:.0f} s)")
     Path("runs").mkdir(exist_ok=True)
     answerer.save("runs/squad_v2.keras")
 
