@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
+from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer, start_end_logits
+from kerasbert.data.answer_spans import best_spans
 from kerasbert.data.squad import load_squad
 from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
@@ -164,12 +165,14 @@ def test_fine_tuned_hf_question_answering_matches_transformers(v1_questions, tmp
     with torch.no_grad():
         theirs = reference(input_ids=encoded["input_ids"], token_type_ids=encoded["token_type_ids"],
                            attention_mask=encoded["attention_mask"])
-    ours = outputs.to_tensor().numpy() if hasattr(outputs, "to_tensor") else np.asarray(outputs)
+    start_logits, end_logits = start_end_logits(outputs)
     for window, token_ids in enumerate(features.token_ids.to_list()):
-        length = len(token_ids)
-        assert token_ids == encoded["input_ids"][window, :length].tolist()
-        np.testing.assert_allclose(ours[window, :length, 0], theirs.start_logits[window, :length], atol=1e-4)
-        np.testing.assert_allclose(ours[window, :length, 1], theirs.end_logits[window, :length], atol=1e-4)
+        real = slice(0, len(token_ids))
+        assert token_ids == encoded["input_ids"][window, real].tolist()
+        np.testing.assert_allclose(start_logits[window, real], theirs.start_logits[window, real], atol=1e-4)
+        np.testing.assert_allclose(end_logits[window, real], theirs.end_logits[window, real], atol=1e-4)
+    their_answers = best_spans(theirs.start_logits.numpy(), theirs.end_logits.numpy(), features)
+    assert answerer.predict(questions, verbose=0).answer.tolist() == [p.text for p in their_answers]
 
 
 def test_saved_answerer_predicts_the_same_in_a_fresh_process(trained, v1_questions, tmp_path):
@@ -204,14 +207,15 @@ def test_exported_savedmodel_gives_the_logits_of_the_first_window(trained, v1_qu
     """)
     subprocess.run([sys.executable, "-c", script], check=True)
     served = np.load(tmp_path / "served.npz")
-    ours = outputs.to_tensor().numpy() if hasattr(outputs, "to_tensor") else np.asarray(outputs)
+    start_logits, end_logits = start_end_logits(outputs)
     for row, window in enumerate(first_windows):
         length = len(features.token_ids[window])
+        real = slice(0, length)
         assert (served["token_char_starts"][row, length:] == -1).all()
-        np.testing.assert_array_equal(served["token_char_starts"][row, :length], features.char_starts[window])
-        np.testing.assert_array_equal(served["token_char_ends"][row, :length], features.char_ends[window])
-        np.testing.assert_allclose(served["start_logits"][row, :length], ours[window, :length, 0], atol=1e-5)
-        np.testing.assert_allclose(served["end_logits"][row, :length], ours[window, :length, 1], atol=1e-5)
+        np.testing.assert_array_equal(served["token_char_starts"][row, real], features.char_starts[window])
+        np.testing.assert_array_equal(served["token_char_ends"][row, real], features.char_ends[window])
+        np.testing.assert_allclose(served["start_logits"][row, real], start_logits[window, real], atol=1e-5)
+        np.testing.assert_allclose(served["end_logits"][row, real], end_logits[window, real], atol=1e-5)
 
 
 def test_bad_input_is_reported_before_computation(preprocessor, v1_questions):
