@@ -143,16 +143,17 @@ class Task(keras.Model):
 
     # === Data ===
 
-    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0):
-        """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled and grouped by
-        length; other batches keep the input order."""
+    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
+                group_by_length=False):
+        """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled (and, on request,
+        grouped by length); other batches keep the input order."""
         return make_batched_dataset(
             prepared.features,
             labels=prepared.labels if with_labels else None,
             sample_weight=prepared.sample_weight if with_labels else None,
             batch_size=batch_size,
             max_length=self.sequence_length or self.backbone.max_sequence_length,
-            group_by_length=training,
+            group_by_length=training and group_by_length,
             shuffle=training,
             seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
@@ -186,7 +187,7 @@ class Task(keras.Model):
         return None if self.default_compiled else super().get_compile_config()
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
-            learning_rate=None, seed=0, **kwargs):
+            learning_rate=None, seed=0, group_by_length=False, **kwargs):
         """Keras `fit`, also on DataFrames and lists (see the class docstring of each task).
 
         Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
@@ -207,7 +208,8 @@ class Task(keras.Model):
             validation_data = self.batches(validation, with_labels=True, batch_size=batch_size)
         if kwargs.get("class_weight") == "balanced":
             kwargs["class_weight"] = self.balanced_class_weight(prepared)
-        train = self.batches(prepared, with_labels=True, training=True, batch_size=batch_size, seed=seed)
+        train = self.batches(prepared, with_labels=True, training=True, batch_size=batch_size, seed=seed,
+                             group_by_length=group_by_length)
         if not self.compiled or self.default_compiled:
             self.compile_defaults(int(train.cardinality()) * epochs, learning_rate)
         kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
