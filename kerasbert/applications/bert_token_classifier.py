@@ -368,7 +368,7 @@ def warn_truncated(truncated_words, index, packed_length, max_length):
         f"{plain(index[rows[0]])!r}) do not fit in sequence_length={packed_length} WordPiece tokens and "
         f"were cut off: they are not trained on and are tagged 'O'. Raise sequence_length "
         f"(from_preset(..., sequence_length=N), up to {max_length}) or split long sentences.",
-        stacklevel=4,
+        stacklevel=5,  # the caller of predict or evaluate
     )
 
 
