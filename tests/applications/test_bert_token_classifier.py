@@ -50,7 +50,7 @@ def trained(preprocessor, conll):
     """A tiny model fitted on 200 real sentences with a high learning rate; the data before fitting."""
     before = copy.deepcopy(conll)
     model = BertTokenClassifier(tiny_backbone(), preprocessor, num_tags=9)
-    history = model.fit(conll, epochs=4, batch_size=16, learning_rate=5e-3, verbose=0)
+    history = model.fit(conll, epochs=6, batch_size=16, learning_rate=5e-3, verbose=0)
     return model, history, before
 
 
@@ -63,7 +63,7 @@ def test_training_lowers_the_loss_and_beats_the_all_o_baseline(trained, conll):
     all_o = np.mean([tag == "O" for tags in conll["tags"] for tag in tags])
     print(f"200 CoNLL sentences, tiny backbone: {results['f1']=:.3f} {results['accuracy']=:.3f}, "
           f"all-O accuracy {all_o:.3f}")
-    assert results["accuracy"] > all_o + 0.08 and results["f1"] > 0.3
+    assert results["accuracy"] > all_o + 0.08 and results["f1"] > 0.5
     assert set(results) == {"loss", "precision", "recall", "f1", "per_type_f1", "accuracy", "errors"}
     assert set(results["per_type_f1"]) == {"LOC", "MISC", "ORG", "PER"}
     errors = results["errors"]
