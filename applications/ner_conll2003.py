@@ -19,7 +19,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 
 import kerasbert as kb  # noqa: E402
-from kerasbert.applications.bert_token_classifier import BertTokenClassifier  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA") or ROOT.parent / "shared" / "data") / "conll2003"
@@ -32,7 +31,7 @@ def main(folder=DEFAULT_DATA):
     keras.utils.set_random_seed(0)
     train = kb.data.load_conll(Path(folder) / "train.txt").head(TRAIN_SENTENCES)
     test = kb.data.load_conll(Path(folder) / "test.txt")
-    ner = BertTokenClassifier.from_preset("all_minilm_l6_v2_en", num_tags=9, sequence_length=128)
+    ner = kb.BertTokenClassifier.from_preset("all_minilm_l6_v2_en", num_tags=9, sequence_length=128)
     ner.fit(train, epochs=3, batch_size=32, verbose=2)
     trained = time.perf_counter()
     results = ner.evaluate(test, verbose=0)

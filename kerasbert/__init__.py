@@ -8,7 +8,7 @@ Example:
 __version__ = "0.1.0"
 
 from kerasbert import applications, data, layers, models, presets, tokenizers, training
-from kerasbert.applications import BertClassifier
+from kerasbert.applications import BertClassifier, BertTokenClassifier
 from kerasbert.layers import (
     MaskedLMHead,
     MultiHeadSelfAttention,

@@ -182,7 +182,6 @@ def test_saved_model_predicts_the_same_in_a_fresh_process(trained, tmp_path):
     model.save(tmp_path / "ner.keras")
     script = textwrap.dedent(f"""
         import pickle, keras, kerasbert
-        import kerasbert.applications.bert_token_classifier  # until kerasbert exports BertTokenClassifier
         model = keras.saving.load_model({str(tmp_path / "ner.keras")!r})
         outputs = [model.predict({TEXTS!r}, verbose=0), model.predict({words!r}, verbose=0)]
         pickle.dump(outputs, open({str(tmp_path / "out.pkl")!r}, "wb"))
