@@ -12,6 +12,9 @@ from kerasbert.data.validation import require_columns, to_dataframe, validate_te
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 
+HF_ARCHITECTURE = "BertForSequenceClassification"
+
+
 def softmax(logits):
     shifted = np.exp(logits - logits.max(-1, keepdims=True))
     return shifted / shifted.sum(-1, keepdims=True)
@@ -95,14 +98,14 @@ class BertClassifier(Task):
     @classmethod
     def task_args_from_checkpoint(cls, checkpoint, task_args):
         """A fine-tuned HF `BertForSequenceClassification` brings its labels."""
-        if checkpoint.heads("classifier.") and checkpoint.id2label and "labels" not in task_args \
-                and "num_classes" not in task_args:
+        if checkpoint.heads("classifier.", HF_ARCHITECTURE) and checkpoint.id2label \
+                and "labels" not in task_args and "num_classes" not in task_args:
             id2label = checkpoint.id2label
             task_args = {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
         return task_args
 
     def heads_from_checkpoint(self, checkpoint):
-        head = checkpoint.heads("classifier.")
+        head = checkpoint.heads("classifier.", HF_ARCHITECTURE)
         if head and head["classifier.weight"].shape[0] == self.num_classes:
             assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
 

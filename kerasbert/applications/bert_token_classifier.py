@@ -11,7 +11,6 @@ from kerasbert.applications.task import Prepared, Task
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
-from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
 OUTSIDE_TAG = "O"
 CONTINUATION_PREFIX = "##"
@@ -54,6 +53,8 @@ class BertTokenClassifier(Task):
     >>> ner.predict(["EU rejects German call."])["entities"][0][0]
     {'type': 'ORG', 'text': 'EU', 'start': 0, 'end': 2, 'score': 0.99...}
     """
+
+    uses_pooled_output = False
 
     def __init__(
         self,
@@ -98,14 +99,14 @@ class BertTokenClassifier(Task):
     @classmethod
     def task_args_from_checkpoint(cls, checkpoint, task_args):
         """A fine-tuned HF `BertForTokenClassification` brings its tag names."""
-        if checkpoint.heads("classifier.") and checkpoint.id2label and "labels" not in task_args \
+        if checkpoint.heads("classifier.", "BertForTokenClassification") and checkpoint.id2label and "labels" not in task_args \
                 and "num_tags" not in task_args:
             id2label = checkpoint.id2label
             task_args = {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
         return task_args
 
     def heads_from_checkpoint(self, checkpoint):
-        head = checkpoint.heads("classifier.")
+        head = checkpoint.heads("classifier.", "BertForTokenClassification")
         if head and head["classifier.weight"].shape[0] == self.num_tags:
             assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
 
@@ -207,29 +208,15 @@ class BertTokenClassifier(Task):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                           reduction="mean_with_sample_weight")
 
-    def compile_defaults(self, total_steps, learning_rate=None):
-        """The `Task` defaults, with accuracy weighted like the loss (Keras leaves `metrics=`
-        unweighted, so padding and later pieces would count)."""
-        learning_rate = learning_rate or default_learning_rate(self.backbone.hidden_dim)
-        keras.Model.compile(
-            self,
-            optimizer=create_optimizer(total_steps, learning_rate),
-            loss=self.default_loss(),
-            weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-        )
-        self.default_compiled = True
-
-    def fit(self, *args, **kwargs):
-        """`Task.fit` (see the class docstring); the unused pooler gets no gradient, as expected."""
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler/")
-            return super().fit(*args, **kwargs)
+    def default_weighted_metrics(self):
+        # Weighted like the loss: only each word's first piece counts.
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
 
     # === Decoding and metrics ===
 
     def word_tags(self, outputs, prepared):
         """Per row: the tag names and tag probabilities of the words."""
-        probabilities = softmax(padded(outputs))
+        probabilities = softmax(outputs)
         word_ids, num_words = prepared.extras["word_ids"], prepared.extras["num_words"]
         ids = word_predictions(probabilities.argmax(-1), word_ids, num_words, fill_value=self.outside_id)
         scores = word_predictions(probabilities.max(-1), word_ids, num_words, fill_value=0.0)
@@ -261,7 +248,7 @@ class BertTokenClassifier(Task):
         decoded = self.decode(outputs, prepared)
         gold = [[plain(tag) for tag in row] for row in prepared.frame[self.tags_column]]
         predicted = decoded["tags"].tolist()
-        results = {"loss": masked_cross_entropy(padded(outputs), prepared.labels, prepared.sample_weight)}
+        results = {"loss": masked_cross_entropy(outputs, prepared.labels, prepared.sample_weight)}
         if self.uses_entities:
             results.update(entity_scores(gold, predicted))
         flat_gold = [tag for row in gold for tag in row]
@@ -412,11 +399,6 @@ def masked_cross_entropy(logits, labels, weights):
     log_probabilities = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
     picked = np.take_along_axis(log_probabilities, labels[..., None], axis=-1)[..., 0]
     return float(-(picked * weights).sum() / weights.sum())
-
-
-def padded(outputs):
-    """Predict outputs as one padded array (Keras returns a ragged tensor when batches differ in length)."""
-    return outputs.to_tensor().numpy() if isinstance(outputs, tf.RaggedTensor) else np.asarray(outputs)
 
 
 def softmax(logits):

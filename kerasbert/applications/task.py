@@ -12,6 +12,7 @@ A subclass builds its graph in `__init__` and implements four hooks:
 """
 
 import dataclasses
+import warnings
 
 import keras
 import numpy as np
@@ -67,8 +68,22 @@ def ragged_from_padded(packed):
     }
 
 
+def padded_outputs(outputs):
+    """Keras `predict` returns a ragged tensor when batches differ in length: pad it (nested too)."""
+    if isinstance(outputs, dict):
+        return {key: padded_outputs(value) for key, value in outputs.items()}
+    if isinstance(outputs, (list, tuple)):
+        return type(outputs)(padded_outputs(value) for value in outputs)
+    if isinstance(outputs, tf.RaggedTensor):
+        return outputs.to_tensor().numpy()
+    return np.asarray(outputs)
+
+
 class Task(keras.Model):
     """Base class of the applications; see the module docstring. Not used directly."""
+
+    # Heads on token states leave the pooler without gradients; Keras would warn every step.
+    uses_pooled_output = True
 
     def __init__(self, *args, backbone, preprocessor, **kwargs):
         super().__init__(*args, **kwargs)
@@ -135,6 +150,10 @@ class Task(keras.Model):
     def default_metrics(self):
         return []
 
+    def default_weighted_metrics(self):
+        """Metrics that honour sample weights (per-token tasks: only the weighted tokens count)."""
+        return None
+
     def decode(self, outputs, prepared):
         raise NotImplementedError
 
@@ -178,6 +197,7 @@ class Task(keras.Model):
             optimizer=create_optimizer(total_steps, learning_rate),
             loss=self.default_loss(),
             metrics=self.default_metrics(),
+            weighted_metrics=self.default_weighted_metrics(),
         )
         self.default_compiled = True
 
@@ -193,6 +213,14 @@ class Task(keras.Model):
         Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
         (default by model size), 10% warmup and linear decay over this fit's steps.
         """
+        with warnings.catch_warnings():
+            if not self.uses_pooled_output:
+                warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler/")
+            return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, learning_rate,
+                                          seed, group_by_length, **kwargs)
+
+    def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, learning_rate, seed,
+                          group_by_length, **kwargs):
         if not is_raw(x):
             if not self.compiled or self.default_compiled:
                 steps = self.steps_of(x, batch_size) * epochs
@@ -237,7 +265,7 @@ class Task(keras.Model):
         prepared = self.prepare(data, with_labels=with_labels)
         dataset = self.batches(prepared, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE)
         outputs = super().predict(dataset, verbose=verbose)
-        return outputs, prepared
+        return padded_outputs(outputs), prepared
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Decoded predictions as a DataFrame for raw data; Keras `predict` otherwise."""

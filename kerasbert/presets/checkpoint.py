@@ -25,6 +25,8 @@ class Checkpoint:
         keras_weights_path: the `model.weights.h5` of a kerasbert preset.
         id2label: class names of a fine-tuned HF head, if the config has them.
         task_config: the application config saved in a kerasbert preset, if any.
+        architectures: the HF model classes the checkpoint was saved from (e.g.
+            "BertForSequenceClassification"), which tell apart heads that share names.
     """
 
     source: str
@@ -36,9 +38,17 @@ class Checkpoint:
     keras_weights_path: Path | None = None
     id2label: dict | None = None
     task_config: dict | None = None
+    architectures: tuple = ()
 
-    def heads(self, prefix):
-        """The head weights whose names start with `prefix`, e.g. "cls.predictions."."""
+    def heads(self, prefix, architecture=None):
+        """The head weights whose names start with `prefix`, e.g. "cls.predictions.".
+
+        With `architecture` (e.g. "BertForTokenClassification"), only when the checkpoint was
+        saved from that HF class (or does not say): `classifier.*` means different heads in
+        sequence, token and multiple-choice classifiers.
+        """
+        if architecture and self.architectures and architecture not in self.architectures:
+            return {}
         return {k: v for k, v in (self.state_dict or {}).items() if k.startswith(prefix)}
 
     def require_vocabulary(self):

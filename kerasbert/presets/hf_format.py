@@ -191,6 +191,7 @@ def read_hf_folder(folder, load_weights=True, allow_pickle=False):
         vocabulary_path=vocabulary if vocabulary.is_file() else None,
         state_dict=read_weights(folder, allow_pickle) if load_weights else None,
         id2label=id2label,
+        architectures=tuple(hf_config.get("architectures") or ()),
     )
 
 
