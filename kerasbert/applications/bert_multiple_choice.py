@@ -143,7 +143,8 @@ class BertMultipleChoice(Task):
         features = self.pack_texts(contexts, endings)
         return Prepared(frame=frame, features=features, labels=labels, extras={"num_choices": num_choices})
 
-    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0):
+    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
+                group_by_length=False):
         """`[batch, choices, tokens]` batches: each example's N sequences stay together."""
         return make_choice_dataset(
             prepared.features,
@@ -151,7 +152,7 @@ class BertMultipleChoice(Task):
             labels=prepared.labels if with_labels else None,
             batch_size=batch_size,
             max_length=self.sequence_length or self.backbone.max_sequence_length,
-            group_by_length=training,
+            group_by_length=training and group_by_length,
             shuffle=training,
             seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
