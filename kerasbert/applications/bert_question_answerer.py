@@ -66,7 +66,7 @@ class BertQuestionAnswerer(Task):
     into the context; an empty list means no answer; the first answer is the training target).
 
     Args:
-        backbone: a `BertBackbone` (its pooler is unused, so it is frozen). preprocessor: a
+        backbone: a `BertBackbone` (its pooler is unused, as in HF's QA model). preprocessor: a
             `BertPreprocessor` (its `sequence_length` is the window length).
         doc_stride: context tokens shared by consecutive windows.
         max_question_length: question tokens kept (longer questions are cut).
@@ -81,6 +81,8 @@ class BertQuestionAnswerer(Task):
     >>> qa.predict([{"question": "Who wrote it?", "context": "Ada wrote it in 1843."}])
     ... # DataFrame: answer "Ada", start 0, end 3, score
     """
+
+    uses_pooled_output = False
 
     def __init__(
         self,
@@ -106,7 +108,6 @@ class BertQuestionAnswerer(Task):
         )
 
         # === Functional model ===
-        backbone.pooler.trainable = False  # unused here, as HF's QA model has no pooler
         inputs = backbone.input
         outputs = span_logits_layer(backbone(inputs)["sequence_output"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
@@ -214,9 +215,8 @@ class BertQuestionAnswerer(Task):
 
     def answers(self, outputs, prepared, n_best=DEFAULT_N_BEST, max_answer_length=DEFAULT_MAX_ANSWER_LENGTH,
                 null_score_threshold=DEFAULT_NULL_SCORE_THRESHOLD):
-        """One `kerasbert.data.AnswerPrediction` per question, from the model outputs of its windows."""
-        start_logits, end_logits = start_end_logits(outputs)
-        return best_spans(start_logits, end_logits, prepared.extras["qa_features"], n_best=n_best,
+        """One `kerasbert.data.AnswerPrediction` per question, from `(windows, tokens, 2)` logits."""
+        return best_spans(outputs[..., 0], outputs[..., 1], prepared.extras["qa_features"], n_best=n_best,
                           max_answer_length=max_answer_length,
                           null_score_threshold=null_score_threshold if self.allow_no_answer else None)
 
@@ -410,14 +410,3 @@ def answer_list(value, column, where, kind):
             )
     return [item if kind is str else int(item) for item in values]
 
-
-def start_end_logits(outputs):
-    """Model outputs `(windows, tokens, 2)` -> start and end logits `(windows, tokens)`.
-
-    Keras `predict` returns a RaggedTensor when batches were padded to different lengths; its
-    padding becomes -inf.
-    """
-    if isinstance(outputs, tf.RaggedTensor):
-        outputs = outputs.to_tensor(default_value=-np.inf)
-    outputs = np.asarray(outputs)
-    return outputs[..., 0], outputs[..., 1]

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer, start_end_logits
+from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.data.answer_spans import best_spans
 from kerasbert.data.squad import load_squad
 from kerasbert.models.bert_backbone import BertBackbone
@@ -165,7 +165,7 @@ def test_fine_tuned_hf_question_answering_matches_transformers(v1_questions, tmp
     with torch.no_grad():
         theirs = reference(input_ids=encoded["input_ids"], token_type_ids=encoded["token_type_ids"],
                            attention_mask=encoded["attention_mask"])
-    start_logits, end_logits = start_end_logits(outputs)
+    start_logits, end_logits = outputs[..., 0], outputs[..., 1]
     for window, token_ids in enumerate(features.token_ids.to_list()):
         real = slice(0, len(token_ids))
         assert token_ids == encoded["input_ids"][window, real].tolist()
@@ -207,7 +207,7 @@ def test_exported_savedmodel_gives_the_logits_of_the_first_window(trained, v1_qu
     """)
     subprocess.run([sys.executable, "-c", script], check=True)
     served = np.load(tmp_path / "served.npz")
-    start_logits, end_logits = start_end_logits(outputs)
+    start_logits, end_logits = outputs[..., 0], outputs[..., 1]
     for row, window in enumerate(first_windows):
         length = len(features.token_ids[window])
         real = slice(0, length)
