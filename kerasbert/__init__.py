@@ -8,7 +8,12 @@ Example:
 __version__ = "0.1.0"
 
 from kerasbert import applications, data, layers, models, presets, tokenizers, training
-from kerasbert.applications import BertClassifier, BertTokenClassifier
+from kerasbert.applications import (
+    BertClassifier,
+    BertMultipleChoice,
+    BertQuestionAnswerer,
+    BertTokenClassifier,
+)
 from kerasbert.layers import (
     MaskedLMHead,
     MultiHeadSelfAttention,

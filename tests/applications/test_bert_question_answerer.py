@@ -182,7 +182,6 @@ def test_saved_answerer_predicts_the_same_in_a_fresh_process(trained, v1_questio
     answerer.save(tmp_path / "qa.keras")
     script = textwrap.dedent(f"""
         import keras, kerasbert
-        import kerasbert.applications.bert_question_answerer  # until kerasbert exports BertQuestionAnswerer
         model = keras.saving.load_model({str(tmp_path / "qa.keras")!r})  # safe mode
         model.predict({raw!r}, verbose=0).to_pickle({str(tmp_path / "out.pkl")!r})
     """)
