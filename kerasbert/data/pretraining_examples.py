@@ -1,0 +1,301 @@
+"""BERT pre-training examples from raw documents: sentence pairs for next-sentence prediction (BERT),
+sentence-order prediction (ALBERT), or single windows of running text (RoBERTa).
+
+Pairs are built as `create_instances_from_document` in Google's `create_pretraining_data.py` builds
+them: a document's sentences are gathered into a chunk until it reaches a target length, the chunk
+is cut at a sentence boundary into A and B, and half the time B is replaced by text from another
+document. Masking is not done here; it belongs to the training step.
+
+Example:
+    >>> from kerasbert.data import load_dataset
+    >>> from kerasbert.tokenizers import BertTokenizer
+    >>> paragraphs = load_dataset("jane_austen", "train")
+    >>> chapters = paragraphs.groupby(["book", "chapter"])["text"].agg("\\n".join)
+    >>> examples = pretraining_examples(chapters, BertTokenizer.from_preset("all_minilm_l6_v2_en"))
+    >>> sorted(examples)
+    ['next_sentence_label', 'segment_ids', 'token_ids']
+"""
+
+import os
+import random
+import re
+
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+from kerasbert.data.text_corpus import load_text_corpus
+from kerasbert.data.validation import to_dataframe, validate_text_columns
+
+NEXT_SENTENCE_TASKS = ("nsp", "sop", None)
+# A sentence ends with . ! or ? (and any closing quotes or brackets) when whitespace and then a
+# capital letter, a digit, or an opening quote or bracket follow.
+SENTENCE_END = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*(?=\s+["'\u201c\u2018(\[A-Z0-9])""")
+# Words that end with a full stop but do not end a sentence ("Mr. Darcy", "e.g. London").
+ABBREVIATIONS = frozenset({
+    "Mr", "Mrs", "Ms", "Messrs", "Dr", "St", "Prof", "Rev", "Hon", "Esq", "Col", "Capt", "Gen",
+    "Lt", "Sgt", "Jr", "Sr", "Mt", "vs", "etc", "e.g", "i.e", "cf", "viz", "approx",
+})
+
+
+def split_sentences(text):
+    """Split a document into sentences; whitespace inside a sentence becomes one space.
+
+    Each non-empty line is a paragraph, and no sentence crosses a line break, so text in BERT's
+    one-sentence-per-line format keeps its sentences. Inside a line, a sentence ends at `.`, `!`
+    or `?` (with any closing quotes or brackets right after) followed by whitespace and then a
+    capital letter, a digit, or an opening quote or bracket. A full stop after a word in
+    `ABBREVIATIONS` or after a single capital letter other than "I" (an initial) does not end one.
+
+    Example:
+        >>> split_sentences('Mr. Darcy bowed, i.e. politely. "Indeed!" said she.\\n\\nJ. Smith came.')
+        ['Mr. Darcy bowed, i.e. politely.', '"Indeed!" said she.', 'J. Smith came.']
+    """
+    sentences = []
+    for line in text.splitlines():
+        start = 0
+        for match in SENTENCE_END.finditer(line):
+            if not _follows_abbreviation(line, match):
+                sentences.append(line[start:match.end()])
+                start = match.end()
+        sentences.append(line[start:])
+    return [" ".join(sentence.split()) for sentence in sentences if sentence.strip()]
+
+
+def _follows_abbreviation(text, match):
+    """Whether the sentence end `match` is the full stop of an abbreviation or initial ("Mr.", "F.")."""
+    words = text[:match.start()].rsplit(None, 1)
+    word = words[-1].lstrip("\"'([\u201c\u2018") if words else ""
+    is_initial = len(word) == 1 and word.isupper() and word != "I"
+    return match.group().startswith(".") and (word in ABBREVIATIONS or is_initial)
+
+
+def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sentence="nsp",
+                         short_seq_prob=0.1, dupe_factor=1, seed=0, text_column="text"):
+    """Token ids of pre-training examples, in random order, drawn from `documents`.
+
+    With `next_sentence="nsp"` (BERT), each example is `[CLS] A [SEP] B [SEP]`: sentences of one
+    document are gathered until they reach the target length, A is the first 1..n-1 of them, and
+    B is the rest (label 0, "IsNext") or, with probability 0.5 and always when the chunk is one
+    sentence, text from a random other document (label 1, "NotNext"), in which case the sentences
+    not used for B start the next chunk. The longer segment then loses tokens, each from its
+    front or back at random, until the pair fits (so in a cut pair the end of A and the start of
+    B need not be adjacent in the text). With `"sop"` (ALBERT), B is always the text
+    that follows A (a lone long sentence is cut in two), and with probability 0.5 the two are
+    swapped (label 1) or kept in order (label 0). With `None` (RoBERTa), each example is
+    `[CLS] tokens [SEP]`: the document's tokens cut into consecutive windows, across sentence
+    boundaries.
+
+    The target length is `max_sequence_length` less the special tokens, but with probability
+    `short_seq_prob` a random length from 2 to that, so the model also sees short inputs. Google's
+    script draws it once per document; here it is drawn for each example, so that
+    `short_seq_prob` is the share of examples aiming short even when documents are whole books.
+
+    Args:
+        documents: a DataFrame with one document per row in `text_column`, a Series or list of
+            document strings, or the path of a text file or folder (read by `load_text_corpus`,
+            one document per file). Line breaks in a document separate paragraphs.
+        tokenizer: a `kerasbert.tokenizers.BertTokenizer`.
+        max_sequence_length: the longest example, special tokens included (at least 5).
+        next_sentence: "nsp", "sop" or None, as above.
+        short_seq_prob: the probability that an example aims at a random shorter length; pass 0
+            for full-length windows only, as RoBERTa trains.
+        dupe_factor: how many times to go over the documents, with new random draws each time.
+        seed: seeds every random draw; the same inputs and seed give the same examples.
+        text_column: the DataFrame column holding the documents.
+
+    Returns:
+        A dict of `token_ids` and `segment_ids` (int32 `tf.RaggedTensor`s `[examples, (length)]`;
+        segment 0 is `[CLS] A [SEP]`, segment 1 is `B [SEP]`) and, unless `next_sentence` is
+        None, `next_sentence_label` (int32 array `[examples]`, labelled as HF's
+        `BertForPreTraining.next_sentence_label`: 0 = B follows A, 1 = not).
+
+    Example:
+        >>> examples = pretraining_examples(chapters, tokenizer, next_sentence="sop", seed=1)
+        >>> tokenizer.detokenize(examples["token_ids"][0])   # '[CLS] ... [SEP] ... [SEP]'
+    """
+    _check_settings(max_sequence_length, next_sentence, short_seq_prob, dupe_factor)
+    texts = document_texts(documents, text_column)
+    _check_text_and_tokenizer(texts, next_sentence, tokenizer)
+    corpus = tokenize_documents(texts, tokenizer)
+    if next_sentence == "nsp" and len(corpus) < 2:
+        raise ValueError(f"Only {len(corpus)} document has tokens; next-sentence prediction needs 2 "
+                         "or more. Pass more documents, or next_sentence='sop' or None.")
+    rng = random.Random(seed)
+    examples = []
+    for _ in range(dupe_factor):
+        for index, document in enumerate(corpus):
+            if next_sentence is None:
+                examples += _windows(document, max_sequence_length - 2, short_seq_prob, rng)
+            else:
+                examples += _sentence_pairs(corpus, index, max_sequence_length - 3, short_seq_prob,
+                                            next_sentence, rng)
+    rng.shuffle(examples)
+    packed = _pack(examples, tokenizer.cls_token_id, tokenizer.sep_token_id)
+    if next_sentence is not None:
+        packed["next_sentence_label"] = np.array([label for _, label in examples], dtype=np.int32)
+    return packed
+
+
+def document_texts(documents, text_column="text"):
+    """The document strings of what `pretraining_examples` accepts, checked (the input is only read).
+
+    Example:
+        >>> document_texts(pd.DataFrame({"text": ["One. Two.", "Three."]}))
+        ['One. Two.', 'Three.']
+    """
+    if isinstance(documents, (str, os.PathLike)):
+        if not os.path.exists(documents):
+            raise FileNotFoundError(f"{str(documents)[:60]!r}: no such file or folder. A single string is "
+                                    "read as a path; pass a list of document strings to use text itself.")
+        documents, text_column = load_text_corpus(documents), "text"
+    if not isinstance(documents, pd.DataFrame):
+        documents = to_dataframe(documents, text_column=text_column)
+    validate_text_columns(documents, {"text_column": text_column}, allow_empty=True)
+    if documents.empty:
+        raise ValueError("No documents were given. Pass at least one document string.")
+    return documents[text_column].tolist()
+
+
+def tokenize_documents(texts, tokenizer):
+    """Each document as its sentences' WordPiece ids (lists of int), tokenised in one batched call.
+
+    Sentences without tokens and documents without sentences are left out.
+
+    Example:
+        >>> tokenize_documents(["Hello there. Bye.", ""], tokenizer)
+        [[[7592, 2045, 1012], [9061, 1012]]]
+    """
+    sentences = [split_sentences(text) for text in texts]
+    flat = [sentence for document in sentences for sentence in document]
+    ids = tokenizer.tokenize(flat)
+    values, splits = ids.flat_values.numpy().tolist(), ids.row_splits.numpy().tolist()
+    corpus, first = [], 0
+    for document in sentences:
+        pieces = [values[splits[i]:splits[i + 1]] for i in range(first, first + len(document))]
+        first += len(document)
+        pieces = [sentence for sentence in pieces if sentence]
+        if pieces:
+            corpus.append(pieces)
+    if not corpus:
+        raise ValueError(f"The tokenizer gave no tokens for any of the {len(flat)} sentences. Check that "
+                         "the documents hold real text and that the tokenizer suits them.")
+    return corpus
+
+
+def _check_settings(max_sequence_length, next_sentence, short_seq_prob, dupe_factor):
+    if next_sentence not in NEXT_SENTENCE_TASKS:
+        raise ValueError(f"next_sentence={next_sentence!r} is not supported. Use 'nsp' (BERT's next-"
+                         "sentence prediction), 'sop' (ALBERT's sentence order) or None (one segment).")
+    if isinstance(max_sequence_length, bool) or not isinstance(max_sequence_length, int) \
+            or max_sequence_length < 5:
+        raise ValueError(f"max_sequence_length must be an int of at least 5 ([CLS] A [SEP] B [SEP] with "
+                         f"2 tokens of text), got {max_sequence_length!r}. Pass e.g. 128.")
+    if not 0 <= short_seq_prob <= 1:
+        raise ValueError(f"short_seq_prob must be a probability in [0, 1], got {short_seq_prob!r}.")
+    if isinstance(dupe_factor, bool) or not isinstance(dupe_factor, int) or dupe_factor < 1:
+        raise ValueError(f"dupe_factor must be a positive int (passes over the documents), "
+                         f"got {dupe_factor!r}.")
+
+
+def _check_text_and_tokenizer(texts, next_sentence, tokenizer):
+    with_text = sum(bool(text.strip()) for text in texts)
+    if with_text == 0:
+        raise ValueError(f"The {len(texts)} documents are empty or only whitespace: there is no text to "
+                         "make examples from. Pass documents with text.")
+    if next_sentence == "nsp" and with_text < 2:
+        raise ValueError("Next-sentence prediction draws the random B segments from other documents, "
+                         f"but there are fewer than 2 non-empty documents ({len(texts)} given). Pass "
+                         "more documents, or next_sentence='sop' or None.")
+    if not all(hasattr(tokenizer, name) for name in ("tokenize", "cls_token_id", "sep_token_id")):
+        raise TypeError(f"tokenizer must be a kerasbert BertTokenizer, got a {type(tokenizer).__name__}. "
+                        "Pass e.g. BertTokenizer.from_preset('all_minilm_l6_v2_en').")
+
+
+def _target_length(max_num_tokens, short_seq_prob, rng):
+    """`max_num_tokens`, or with probability `short_seq_prob` a random length in [2, max_num_tokens]."""
+    return rng.randint(2, max_num_tokens) if rng.random() < short_seq_prob else max_num_tokens
+
+
+def _sentence_pairs(corpus, index, max_num_tokens, short_seq_prob, next_sentence, rng):
+    """`((A, B), label)` for each chunk of document `index`, as Google's `create_instances_from_document`."""
+    document, pairs = corpus[index], []
+    chunk, length, i = [], 0, 0
+    target = _target_length(max_num_tokens, short_seq_prob, rng)
+    while i < len(document):
+        chunk.append(document[i])
+        length += len(document[i])
+        if i == len(document) - 1 or length >= target:
+            a_end = rng.randint(1, len(chunk) - 1) if len(chunk) > 1 else 1
+            a, b, label = _joined(chunk[:a_end]), _joined(chunk[a_end:]), 0
+            if next_sentence == "nsp" and (not b or rng.random() < 0.5):
+                b, label = _random_segment(corpus, index, target - len(a), rng), 1
+                i -= len(chunk) - a_end  # the sentences B did not use start the next chunk
+            elif not b and len(a) > 1:  # sentence order from one sentence: its two parts
+                cut = rng.randint(1, len(a) - 1)
+                a, b = a[:cut], a[cut:]
+            if b:
+                _truncate_pair(a, b, max_num_tokens, rng)
+                if next_sentence == "sop" and rng.random() < 0.5:
+                    a, b, label = b, a, 1
+                pairs.append(((a, b), label))
+            chunk, length = [], 0
+            target = _target_length(max_num_tokens, short_seq_prob, rng)
+        i += 1
+    return pairs
+
+
+def _random_segment(corpus, index, target_length, rng):
+    """Consecutive sentences of a random document other than `index`, from a random sentence on,
+    until they reach `target_length` tokens (at least one sentence)."""
+    other = rng.randrange(len(corpus) - 1)
+    document = corpus[other + (other >= index)]
+    segment = []
+    for sentence in document[rng.randrange(len(document)):]:
+        segment += sentence
+        if len(segment) >= target_length:
+            break
+    return segment
+
+
+def _truncate_pair(a, b, max_num_tokens, rng):
+    """Shorten the longer of `a` and `b` in place, one token from its front or back at random,
+    until they hold `max_num_tokens` together (Google's `truncate_seq_pair`)."""
+    while len(a) + len(b) > max_num_tokens:
+        longer = a if len(a) > len(b) else b
+        if rng.random() < 0.5:
+            del longer[0]
+        else:
+            longer.pop()
+
+
+def _windows(document, max_num_tokens, short_seq_prob, rng):
+    """The document's tokens cut into consecutive windows of a target length each (the last may
+    be shorter)."""
+    tokens, windows, start = _joined(document), [], 0
+    while start < len(tokens):
+        end = start + _target_length(max_num_tokens, short_seq_prob, rng)
+        windows.append(((tokens[start:end],), None))
+        start = end
+    return windows
+
+
+def _joined(sentences):
+    return [token for sentence in sentences for token in sentence]
+
+
+def _pack(examples, cls_token_id, sep_token_id):
+    """`[CLS] A [SEP] B [SEP]` (or `[CLS] A [SEP]`) ids and segment ids as ragged int32 tensors."""
+    token_ids, segment_ids, lengths = [], [], []
+    for segments, _ in examples:
+        token_ids.append(cls_token_id)
+        segment_ids.append(0)
+        for segment_id, segment in enumerate(segments):
+            token_ids += [*segment, sep_token_id]
+            segment_ids += [segment_id] * (len(segment) + 1)
+        lengths.append(1 + sum(len(segment) + 1 for segment in segments))
+    lengths = np.array(lengths, dtype=np.int64)
+    return {
+        "token_ids": tf.RaggedTensor.from_row_lengths(np.array(token_ids, dtype=np.int32), lengths),
+        "segment_ids": tf.RaggedTensor.from_row_lengths(np.array(segment_ids, dtype=np.int32), lengths),
+    }
