@@ -28,16 +28,16 @@ TRAIN_ARTICLES = 38
 
 
 def split_by_article(questions, train_articles, train_count=3000, test_count=1000, seed=0):
-    """Train: `train_count` shuffled questions of the first `train_articles` articles; test: the
-    first `test_count` questions of the others."""
+    """Train: `train_count` shuffled questions of the first `train_articles` articles; held out: the
+    rest of those articles' questions; test: the first `test_count` questions of the others."""
     article = pd.factorize(questions["title"])[0]
-    train = questions[article < train_articles].sample(frac=1.0, random_state=seed).head(train_count)
-    return train, questions[article >= train_articles].head(test_count)
+    shuffled = questions[article < train_articles].sample(frac=1.0, random_state=seed)
+    return shuffled.head(train_count), shuffled.iloc[train_count:], questions[article >= train_articles].head(test_count)
 
 
 def main(path):
     start = time.perf_counter()
-    train, test = split_by_article(load_squad(path), TRAIN_ARTICLES)
+    train, _, test = split_by_article(load_squad(path), TRAIN_ARTICLES)
     answerer = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", sequence_length=256, doc_stride=128)
     answerer.fit(train, batch_size=16, epochs=1, verbose=2)
     trained = time.perf_counter()

@@ -10,6 +10,7 @@ import tensorflow as tf
 from kerasbert.applications.task import Prepared, Task, is_raw
 from kerasbert.data.answer_spans import (
     OUTSIDE_CONTEXT,
+    best_null_score_threshold,
     best_spans,
     evaluate_squad,
     exact_match,
@@ -58,7 +59,9 @@ class BertQuestionAnswerer(Task):
 
     SQuAD v2.0 (questions may have no answer): with `allow_no_answer=True` (set by the first `fit`
     on data with unanswerable questions) a question gets no answer when its null score (`[CLS]`
-    start + end) beats the best span's score by more than `null_score_threshold`, as HF does.
+    start + end) beats the best span's score by more than `null_score_threshold` (0.0, as HF);
+    `tune_null_score_threshold(held_out)` sets it to the value with the best F1 on held-out data,
+    as the official v2.0 evaluation's best-threshold search does.
 
     Data: a DataFrame with `question` and `context` columns (`kerasbert.data.load_squad` gives them),
     a list of `{"question", "context"}` dicts, or a `(questions, contexts)` tuple. Training and
@@ -71,6 +74,7 @@ class BertQuestionAnswerer(Task):
         doc_stride: context tokens shared by consecutive windows.
         max_question_length: question tokens kept (longer questions are cut).
         allow_no_answer: SQuAD v2.0 decoding; None lets the first `fit` decide (False until then).
+        null_score_threshold: v2.0, answer only if null score <= best span score + this.
         question_column, context_column, answer_texts_column, answer_starts_column: column names.
         id_column: question ids for error messages, if the data has that column (else the row index).
 
@@ -91,6 +95,7 @@ class BertQuestionAnswerer(Task):
         doc_stride=128,
         max_question_length=64,
         allow_no_answer=None,
+        null_score_threshold=DEFAULT_NULL_SCORE_THRESHOLD,
         question_column="question",
         context_column="context",
         answer_texts_column="answer_texts",
@@ -117,6 +122,7 @@ class BertQuestionAnswerer(Task):
         self.doc_stride = doc_stride
         self.max_question_length = max_question_length
         self.allow_no_answer = allow_no_answer
+        self.null_score_threshold = decoding_options(1, 1, null_score_threshold)["null_score_threshold"]
         self.question_column = question_column
         self.context_column = context_column
         self.answer_texts_column = answer_texts_column
@@ -183,13 +189,14 @@ class BertQuestionAnswerer(Task):
 
     def predict(self, x, batch_size=None, verbose="auto", n_best=DEFAULT_N_BEST,
                 max_answer_length=DEFAULT_MAX_ANSWER_LENGTH,
-                null_score_threshold=DEFAULT_NULL_SCORE_THRESHOLD, **kwargs):
+                null_score_threshold=None, **kwargs):
         """Raw data -> DataFrame (index of the data): `answer`, `start`, `end` (`context[start:end]
         == answer`; -1 when there is none), `score` (start + end logit; the null score when
         unanswered), and with `allow_no_answer` also `has_answer` and `null_score`.
 
         `n_best`: top starts/ends paired per window. `max_answer_length`: in tokens.
-        `null_score_threshold`: v2.0, answer only if null score <= best span score + threshold.
+        `null_score_threshold`: v2.0, answer only if null score <= best span score + threshold
+        (default: the model's `null_score_threshold`).
         Other inputs (tensors, `tf.data`) go to Keras `predict`.
         """
         if not is_raw(x):
@@ -200,7 +207,7 @@ class BertQuestionAnswerer(Task):
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_errors=False,
                  n_best=DEFAULT_N_BEST, max_answer_length=DEFAULT_MAX_ANSWER_LENGTH,
-                 null_score_threshold=DEFAULT_NULL_SCORE_THRESHOLD, **kwargs):
+                 null_score_threshold=None, **kwargs):
         """Official SQuAD scores (fractions): `exact_match`, `f1`, `total`, and `HasAns_*`/`NoAns_*`
         when the data has unanswerable questions; `errors` (the questions not matched exactly,
         with the prediction and its F1) when `return_errors=True`. Decoding as `predict`."""
@@ -213,12 +220,37 @@ class BertQuestionAnswerer(Task):
             results.pop("errors")
         return results
 
+    def tune_null_score_threshold(self, x, batch_size=None, verbose="auto", n_best=DEFAULT_N_BEST,
+                                  max_answer_length=DEFAULT_MAX_ANSWER_LENGTH):
+        """Set `null_score_threshold` to the value with the best F1 on held-out v2.0 questions (with
+        `answer_texts`; never the test set) and return `{"null_score_threshold", "f1"}` (F1 there).
+
+        Example:
+        >>> qa.tune_null_score_threshold(held_out)   # {"null_score_threshold": -1.7, "f1": 0.61}
+        """
+        if not self.allow_no_answer:
+            raise ValueError("tune_null_score_threshold is for SQuAD v2.0 models (allow_no_answer=True): "
+                             "fit on data with unanswerable questions first, or set allow_no_answer.")
+        decoding_options(n_best, max_answer_length, 0.0)
+        outputs, prepared = self.predict_outputs(x, batch_size, with_labels=True, verbose=verbose)
+        predictions = best_spans(outputs[..., 0], outputs[..., 1], prepared.extras["qa_features"],
+                                 n_best=n_best, max_answer_length=max_answer_length)
+        threshold, score = best_null_score_threshold(predictions, prepared.extras["answer_texts"])
+        self.null_score_threshold = threshold
+        return {"null_score_threshold": threshold, "f1": score}
+
     def answers(self, outputs, prepared, n_best=DEFAULT_N_BEST, max_answer_length=DEFAULT_MAX_ANSWER_LENGTH,
-                null_score_threshold=DEFAULT_NULL_SCORE_THRESHOLD):
+                null_score_threshold=None):
         """One `kerasbert.data.AnswerPrediction` per question, from `(windows, tokens, 2)` logits."""
         return best_spans(outputs[..., 0], outputs[..., 1], prepared.extras["qa_features"], n_best=n_best,
                           max_answer_length=max_answer_length,
-                          null_score_threshold=null_score_threshold if self.allow_no_answer else None)
+                          null_score_threshold=self.threshold_of(null_score_threshold))
+
+    def threshold_of(self, null_score_threshold):
+        """The threshold `best_spans` gets: None (always answer) unless v2.0; else the given or own."""
+        if not self.allow_no_answer:
+            return None
+        return self.null_score_threshold if null_score_threshold is None else null_score_threshold
 
     def decode(self, outputs, prepared, **decoding):
         predictions = self.answers(outputs, prepared, **decoding)
@@ -290,6 +322,7 @@ class BertQuestionAnswerer(Task):
                 "doc_stride": self.doc_stride,
                 "max_question_length": self.max_question_length,
                 "allow_no_answer": self.allow_no_answer,
+                "null_score_threshold": self.null_score_threshold,
                 "question_column": self.question_column,
                 "context_column": self.context_column,
                 "answer_texts_column": self.answer_texts_column,
@@ -320,10 +353,12 @@ def decoding_options(n_best, max_answer_length, null_score_threshold):
     for name, value in (("n_best", n_best), ("max_answer_length", max_answer_length)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
-    if not isinstance(null_score_threshold, (int, float, np.number)) or np.isnan(null_score_threshold):
-        raise ValueError(f"null_score_threshold must be a number, got {null_score_threshold!r}.")
+    if null_score_threshold is not None and (
+            not isinstance(null_score_threshold, (int, float, np.number)) or np.isnan(null_score_threshold)):
+        raise ValueError(f"null_score_threshold must be a number (or None for the model's own), got "
+                         f"{null_score_threshold!r}.")
     return {"n_best": int(n_best), "max_answer_length": int(max_answer_length),
-            "null_score_threshold": float(null_score_threshold)}
+            "null_score_threshold": None if null_score_threshold is None else float(null_score_threshold)}
 
 
 def to_question_frame(data, question_column="question", context_column="context"):

@@ -4,6 +4,7 @@ from kerasbert.data.answer_spans import (
     AnswerPrediction,
     AnswerSpan,
     QuestionAnswerFeatures,
+    best_null_score_threshold,
     best_spans,
     evaluate_squad,
     exact_match,

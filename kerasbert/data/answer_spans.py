@@ -438,3 +438,39 @@ def _scores(prefix, exact, overlap):
     return {f"{prefix}exact": 100.0 * float(exact.mean()) if len(exact) else 0.0,
             f"{prefix}f1": 100.0 * float(overlap.mean()) if len(overlap) else 0.0,
             f"{prefix}total": int(len(exact))}
+
+
+def best_null_score_threshold(predictions, gold_answers):
+    """The SQuAD v2.0 null-score threshold that maximises F1 on questions with known answers.
+
+    The official evaluation's `find_best_thresh`: questions are taken in order of how strongly they
+    lean to "answer" (null score minus best span score, lowest first); answering one more question
+    gains the F1 of its best span if it has gold answers and loses 1 if it has none. The threshold is
+    the margin of the last question whose answering still raised the total; answering nothing
+    (threshold -inf) is the start, so the F1 found is never below always-no-answer.
+
+    Args:
+        predictions: `AnswerPrediction`s from `best_spans(..., null_score_threshold=None)`.
+        gold_answers: one list of gold texts per question (empty when it has none).
+
+    Returns:
+        `(threshold, f1)`: the threshold to pass as `null_score_threshold` and the F1 (fraction) it
+        gives on these questions.
+
+    Example:
+        >>> threshold, score = best_null_score_threshold(predictions, dev["answer_texts"])
+    """
+    predictions, gold_answers = list(predictions), list(gold_answers)
+    if len(predictions) != len(gold_answers) or not predictions:
+        raise ValueError(f"Got {len(predictions)} predictions for {len(gold_answers)} questions; give "
+                         "one prediction per question (at least one).")
+    margins = np.array([p.null_score - p.n_best[0].score if p.n_best else np.inf for p in predictions])
+    gains = np.array([f1(p.n_best[0].text if p.n_best else "", gold) if len(_as_list(gold)) else -1.0
+                      for p, gold in zip(predictions, gold_answers)])
+    order = np.argsort(margins, kind="stable")
+    totals = np.cumsum(gains[order])
+    unanswerable = sum(1 for gold in gold_answers if not len(_as_list(gold)))
+    best = int(np.argmax(totals))
+    if totals[best] <= 0 or not np.isfinite(margins[order[best]]):
+        return -np.inf, unanswerable / len(predictions)
+    return float(margins[order[best]]), (unanswerable + float(totals[best])) / len(predictions)

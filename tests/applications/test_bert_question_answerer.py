@@ -135,6 +135,22 @@ def test_squad_v2_no_answer_follows_the_null_score_threshold(preprocessor, v2_qu
     assert answerer.decode(logits, prepared, null_score_threshold=25.0).has_answer.all()
 
 
+def test_tuned_null_score_threshold_is_used_and_saved(preprocessor, v2_questions, monkeypatch):
+    answerer = tiny_answerer(preprocessor)
+    prepared = answerer.prepare(v2_questions, with_labels=True, training=True)
+    logits = gold_logits(prepared)
+    logits[:, 0, :] += 30.0  # null scores 60 (answerable) or 80 (not), gold spans 20: margins 40 / 80
+    monkeypatch.setattr(answerer, "predict_outputs", lambda *args, **kwargs: (logits, prepared))
+    assert not answerer.decode(logits, prepared).has_answer.any()  # the default threshold 0.0
+
+    tuned = answerer.tune_null_score_threshold(v2_questions)
+    assert 39.0 <= tuned["null_score_threshold"] <= 41.0 and tuned["f1"] >= 0.98
+    assert answerer.null_score_threshold == tuned["null_score_threshold"]
+    assert answerer.evaluate(v2_questions)["f1"] == pytest.approx(tuned["f1"])
+    assert answerer.get_config()["null_score_threshold"] == tuned["null_score_threshold"]
+    assert answerer.decode(logits, prepared, null_score_threshold=0.0).has_answer.sum() == 0
+
+
 def test_fine_tuned_hf_question_answering_matches_transformers(v1_questions, tmp_path):
     torch = pytest.importorskip("torch", reason="the HF reference needs torch")
     transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from kerasbert.data.answer_spans import (
+    best_null_score_threshold,
     best_spans,
     evaluate_squad,
     exact_match,
@@ -248,6 +249,29 @@ def test_null_score_threshold_on_squad_v2(tokenizer):
     scores = evaluate_squad([p.text for p in predictions], data.answer_texts)
     assert scores["NoAns_exact"] == 100.0 and scores["NoAns_total"] == impossible.sum()
     assert scores["HasAns_f1"] > 99 and scores["HasAns_total"] == (~impossible).sum()
+
+
+def test_best_null_score_threshold_is_the_best_of_every_threshold(tokenizer):
+    """Equal to trying every margin as the threshold with the official scores (find_best_thresh)."""
+    data = squad_file("cs224n-squad2-dev-half.json").iloc[:200]
+    features = prepare_qa_features(tokenizer, data.question, data.context, data.answer_starts,
+                                   data.answer_texts, max_sequence_length=384)
+    start_logits, end_logits = oracle_logits(features, 384)
+    noise = np.random.default_rng(0).normal(0.0, 8.0, (2, *start_logits.shape)).astype(np.float32)
+    start_logits, end_logits = start_logits + noise[0], end_logits + noise[1]
+    predictions = best_spans(start_logits, end_logits, features)
+    threshold, score = best_null_score_threshold(predictions, data.answer_texts)
+
+    def f1_at(value):
+        decoded = best_spans(start_logits, end_logits, features, null_score_threshold=value)
+        return evaluate_squad([p.text for p in decoded], data.answer_texts)["f1"] / 100
+
+    margins = sorted({p.null_score - p.n_best[0].score for p in predictions if p.n_best})
+    best_by_search = max([f1_at(-np.inf)] + [f1_at(margin) for margin in margins])
+    assert score == pytest.approx(best_by_search) == pytest.approx(f1_at(threshold))
+    assert f1_at(-np.inf) < score < 1.0 and f1_at(0.0) < score  # noisy logits: tuning helps
+    with pytest.raises(ValueError, match="one prediction per question"):
+        best_null_score_threshold(predictions[:3], data.answer_texts)
 
 
 def test_null_score_threshold_by_hand(tokenizer):
