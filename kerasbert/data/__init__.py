@@ -1,4 +1,5 @@
-"""DataFrame <-> tf.data: loaders for public formats, shipped data sets, validation, labels, batching."""
+"""DataFrame <-> tf.data: loaders for public formats, shipped data sets, validation, labels, batching,
+pre-training examples and masking."""
 
 from kerasbert.data.answer_spans import (
     AnswerPrediction,
@@ -22,6 +23,8 @@ from kerasbert.data.batching import (
 from kerasbert.data.conll import load_conll
 from kerasbert.data.glue import GLUE_TASKS, load_glue_tsv
 from kerasbert.data.labels import LabelEncoder
+from kerasbert.data.masking import MaskedLMMasker
+from kerasbert.data.pretraining_examples import pretraining_examples, split_sentences
 from kerasbert.data.shipped import available_datasets, load_dataset
 from kerasbert.data.squad import load_squad
 from kerasbert.data.swag import load_swag
