@@ -21,7 +21,8 @@ class Checkpoint:
         vocabulary_path: the `vocab.txt`, or None when the folder has none.
         state_dict: weights under HF BERT names in torch layout (hf and google formats),
             including task heads (`cls.predictions.*`, `cls.seq_relationship.*`,
-            `classifier.*`, `qa_outputs.*`) when present; None if weights were not loaded.
+            `classifier.*`, `qa_outputs.*`) when present; for a kerasbert preset only its
+            task heads (`heads.safetensors`); None if weights were not loaded.
         keras_weights_path: the `model.weights.h5` of a kerasbert preset.
         id2label: class names of a fine-tuned HF head, if the config has them.
         task_config: the application config saved in a kerasbert preset, if any.

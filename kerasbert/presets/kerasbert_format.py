@@ -1,25 +1,32 @@
-"""kerasbert preset folders: `kerasbert.json`, `model.weights.h5`, `vocab.txt`.
+"""kerasbert preset folders: `kerasbert.json`, `model.weights.h5`, `vocab.txt`, `heads.safetensors`.
 
 Written by `save_to_preset(folder)`; they hold any kerasbert backbone (also pre-LN or a
-custom encoder block), its tokenizer settings and, for applications, the task config.
+custom encoder block), its tokenizer settings and, for applications, the task config and
+task head weights (under HF names such as `cls.predictions.*`, so that every application
+reads them from `Checkpoint.heads` as it reads a HF checkpoint's heads).
 """
 
 import json
 from pathlib import Path
+
+import numpy as np
 
 from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
 
 MANIFEST = "kerasbert.json"
 WEIGHTS = "model.weights.h5"
 VOCABULARY = "vocab.txt"
+HEADS = "heads.safetensors"
 FORMAT_VERSION = 1
 
 
-def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None, task_config=None):
+def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None, task_config=None,
+                           heads=None):
     """Save `model`'s config and weights, and the vocabulary, into `folder`.
 
     `model` is any Keras model whose `get_config()` holds the backbone arguments (the
-    backbone itself, or a task's backbone).
+    backbone itself, or a task's backbone). `heads`: task head weights, a dict of HF names
+    -> arrays in torch layout (a folder saved without heads loses any it held before).
 
     Example:
     >>> write_kerasbert_folder("my_bert", backbone, tokenizer.get_vocabulary(), {"lowercase": True})
@@ -40,7 +47,27 @@ def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None
     model.save_weights(str(folder / WEIGHTS))
     if vocabulary is not None:
         (folder / VOCABULARY).write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    if heads:
+        from safetensors.numpy import save_file
+
+        save_file({name: np.ascontiguousarray(value) for name, value in heads.items()}, str(folder / HEADS))
+    else:
+        (folder / HEADS).unlink(missing_ok=True)
     return folder
+
+
+def read_heads(folder):
+    """The task head weights of a kerasbert preset folder (HF names), or None when it has none."""
+    path = Path(folder) / HEADS
+    if not path.is_file():
+        return None
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as error:
+        raise CheckpointError(f"{path} cannot be read ({error}); the file is truncated or corrupt.") from None
 
 
 def read_kerasbert_folder(folder, load_weights=True):
@@ -63,5 +90,6 @@ def read_kerasbert_folder(folder, load_weights=True):
         tokenizer_config=manifest.get("tokenizer") or {},
         vocabulary_path=vocabulary if vocabulary.is_file() else None,
         keras_weights_path=weights if load_weights else None,
+        state_dict=read_heads(folder) if load_weights else None,
         task_config=manifest.get("task"),
     )
