@@ -10,7 +10,9 @@ __version__ = "0.1.0"
 from kerasbert import applications, data, layers, models, presets, tokenizers, training
 from kerasbert.applications import (
     BertClassifier,
+    BertMaskedLM,
     BertMultipleChoice,
+    BertPretrainer,
     BertQuestionAnswerer,
     BertTokenClassifier,
 )

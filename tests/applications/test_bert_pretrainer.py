@@ -219,7 +219,7 @@ def test_saved_model_gives_the_same_outputs_in_a_fresh_process(trained, held_out
     np.savez(tmp_path / "inputs.npz", **inputs)
     script = textwrap.dedent(f"""
         import keras, numpy as np
-        import kerasbert.applications.bert_pretrainer
+        import kerasbert
         model = keras.saving.load_model({str(tmp_path / "pretrainer.keras")!r})  # safe mode
         inputs = dict(np.load({str(tmp_path / "inputs.npz")!r}))
         outputs = model.predict_on_batch(inputs)
