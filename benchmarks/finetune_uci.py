@@ -76,8 +76,8 @@ def keras_hub_run(train, test, dtype, folder, seed):
 
 def hf_run(train, test, dtype, folder, seed):
     import torch
-    from transformers import (BertForSequenceClassification, BertTokenizerFast, DataCollatorWithPadding,
-                              get_linear_schedule_with_warmup)
+    from _hf_training import train_step, trainer_optimizer
+    from transformers import BertForSequenceClassification, BertTokenizerFast, DataCollatorWithPadding
 
     torch.manual_seed(seed)
     torch.set_num_threads(cores())
@@ -94,23 +94,11 @@ def hf_run(train, test, dtype, folder, seed):
                                            generator=torch.Generator().manual_seed(seed))
 
     train_loader = loader(train, shuffle=True)
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [{"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
-               "weight_decay": WEIGHT_DECAY},
-              {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)],
-               "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW(groups, lr=LEARNING_RATE, betas=(0.9, 0.999), eps=1e-8)
-    steps = len(train_loader)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(round(WARMUP_FRACTION * steps)), steps)
+    optimizer, scheduler = trainer_optimizer(model, LEARNING_RATE, WEIGHT_DECAY, len(train_loader),
+                                             WARMUP_FRACTION)
     model.train()
     for batch in train_loader:
-        with autocast:
-            loss = model(**batch).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
+        train_step(model, batch, optimizer, scheduler, MAX_GRAD_NORM, autocast)
     model.eval()
     correct = 0
     with torch.inference_mode(), autocast:

