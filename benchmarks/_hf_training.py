@@ -9,6 +9,7 @@ Example:
 """
 
 import contextlib
+import math
 
 import torch
 from transformers import get_linear_schedule_with_warmup
@@ -22,7 +23,7 @@ def trainer_optimizer(model, learning_rate, weight_decay, total_steps, warmup_fr
               {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)],
                "weight_decay": 0.0}]
     optimizer = torch.optim.AdamW(groups, lr=learning_rate, betas=(0.9, 0.999), eps=1e-8)
-    warmup_steps = int(round(warmup_fraction * total_steps))
+    warmup_steps = math.ceil(warmup_fraction * total_steps)  # as Trainer's get_warmup_steps
     return optimizer, get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
 
 
