@@ -1,4 +1,4 @@
 """Optimizer and schedule defaults for fine-tuning and pre-training."""
 
-from kerasbert.training.optimizers import NO_DECAY_NAMES, create_optimizer, default_learning_rate
+from kerasbert.training.optimizers import NO_DECAY_NAMES, AdamW, create_optimizer, default_learning_rate
 from kerasbert.training.schedules import WarmupLinearDecay
