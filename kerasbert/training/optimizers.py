@@ -3,6 +3,7 @@
 import math
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from kerasbert.training.schedules import WarmupLinearDecay
@@ -20,9 +21,18 @@ class AdamW(keras.optimizers.AdamW):
     gradients, Keras' form takes smaller steps: fine-tuning measurably trailed HF's loss on the same
     weights and batches until this matched it (tests/training/test_fine_tuning_matches_hf_trainer.py).
 
+    It also clips by the true global norm when embedding gradients come as `tf.IndexedSlices` (one
+    slice per lookup, so a token seen twice has two): Keras squares the slices before summing the
+    duplicates, which misjudges the norm and so the clipping factor; torch's `clip_grad_norm_` sees the
+    summed gradient. Pre-training, whose gradients exceed the clip norm, took different steps from HF's
+    until this matched it (tests/training/test_pretraining_matches_hf.py).
+
     Example:
     >>> optimizer = AdamW(learning_rate=5e-5, weight_decay=0.01, epsilon=1e-8)
     """
+
+    def _clip_gradients(self, grads):
+        return super()._clip_gradients([summed_slices(g) for g in grads])
 
     def update_step(self, gradient, variable, learning_rate):
         lr = ops.cast(learning_rate, variable.dtype)
@@ -35,6 +45,22 @@ class AdamW(keras.optimizers.AdamW):
         m_hat = ops.divide(m, 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
         v_hat = ops.divide(v, 1 - ops.power(ops.cast(self.beta_2, variable.dtype), step))
         self.assign_sub(variable, ops.divide(ops.multiply(m_hat, lr), ops.add(ops.sqrt(v_hat), self.epsilon)))
+
+
+def summed_slices(gradient):
+    """A `tf.IndexedSlices` gradient with its duplicate indices summed (one slice per row); other
+    gradients unchanged.
+
+    Example:
+    >>> g = tf.IndexedSlices(tf.ones((3, 2)), tf.constant([4, 4, 1]), tf.constant([5, 2]))
+    >>> summed_slices(g).values.numpy().tolist()
+    [[2.0, 2.0], [1.0, 1.0]]
+    """
+    if not isinstance(gradient, tf.IndexedSlices):
+        return gradient
+    rows, positions = tf.unique(gradient.indices)
+    values = tf.math.unsorted_segment_sum(gradient.values, positions, tf.shape(rows)[0])
+    return tf.IndexedSlices(values, rows, gradient.dense_shape)
 
 
 def default_learning_rate(hidden_dim):

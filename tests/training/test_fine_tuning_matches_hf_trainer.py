@@ -8,7 +8,6 @@ are deterministic, and see the same real sentences in the same batches. So a gap
 accuracies and HF's is not in the optimizer, the schedule, the clipping or the head.
 """
 
-import math
 import shutil
 
 import numpy as np
@@ -38,33 +37,14 @@ def checkpoint(tmp_path_factory, minilm_path):
     return folder
 
 
-def hf_trainer_run(folder, batches, labels):
+def hf_trainer_run(folder, batches, labels, hf_trainer_epochs):
     """HF Trainer's optimisation, written out; returns the epoch mean losses and the final model."""
     model = transformers.BertForSequenceClassification.from_pretrained(folder)
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [{"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
-               "weight_decay": 0.01},
-              {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW(groups, lr=LEARNING_RATE, betas=(0.9, 0.999), eps=1e-8)
-    steps = EPOCHS * len(batches)
-    scheduler = transformers.get_linear_schedule_with_warmup(optimizer, math.ceil(0.1 * steps), steps)
-    model.train()
-    epoch_losses = []
-    for _ in range(EPOCHS):
-        losses = []
-        for batch, label in zip(batches, labels):
-            loss = model(**batch, labels=label).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            losses.append(loss.item())
-        epoch_losses.append(np.mean(losses))
-    return epoch_losses, model.eval()
+    batches = [{**batch, "labels": label} for batch, label in zip(batches, labels)]
+    return hf_trainer_epochs(model, batches, EPOCHS, LEARNING_RATE), model.eval()
 
 
-def test_default_fit_takes_the_same_steps_as_hf_trainer(checkpoint):
+def test_default_fit_takes_the_same_steps_as_hf_trainer(checkpoint, hf_trainer_epochs):
     classifier = BertClassifier.from_preset(
         str(checkpoint), num_classes=2, sequence_length=LENGTH, dropout=0.0,
         backbone_overrides={"dropout": 0.0, "attention_dropout": 0.0},
@@ -81,7 +61,7 @@ def test_default_fit_takes_the_same_steps_as_hf_trainer(checkpoint):
          "attention_mask": torch.from_numpy(packed["padding_mask"][i:i + BATCH].astype("int64"))}
         for i in range(0, BATCH * BATCHES, BATCH)]
     torch_labels = [torch.from_numpy(labels[i:i + BATCH]) for i in range(0, BATCH * BATCHES, BATCH)]
-    hf_losses, hf_model = hf_trainer_run(checkpoint, torch_batches, torch_labels)
+    hf_losses, hf_model = hf_trainer_run(checkpoint, torch_batches, torch_labels, hf_trainer_epochs)
 
     with torch.no_grad():  # the same start: the checkpoint's own head, not a fresh one
         start_logits = hf_model.__class__.from_pretrained(checkpoint).eval()(**torch_batches[0]).logits.numpy()
