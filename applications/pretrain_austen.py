@@ -9,9 +9,12 @@ numbers come from `evaluate` on Persuasion with masks drawn with seed 0. The HF 
 `BertForPreTraining` reference runs the same examples, masks and steps:
 `benchmarks/hf_pretraining_reference.py`.
 
-Run: `.venv/bin/python applications/pretrain_austen.py`; saves the preset `runs/austen_bert_mini/`.
+Run: `.venv/bin/python applications/pretrain_austen.py [--model-seed N]`; saves the preset
+`runs/austen_bert_mini/`. `--model-seed` (default 0) seeds the fresh weights and the dropout only: the
+examples, masks and batches stay those of seed 0, so runs differ only where a seed of the model matters.
 """
 
+import argparse
 import os
 import time
 
@@ -31,10 +34,10 @@ def austen_chapters():
             for name in ("train", "test")]
 
 
-def main():
+def main(model_seed=SEED):
     start = time.perf_counter()
     train, held_out = austen_chapters()
-    keras.utils.set_random_seed(SEED)
+    keras.utils.set_random_seed(model_seed)
     pretrainer = kb.BertPretrainer.from_preset("bert_mini_en_uncased", load_weights=False)
     pretrainer.fit(train, epochs=EPOCHS, batch_size=BATCH_SIZE, learning_rate=LEARNING_RATE, seed=SEED,
                    verbose=2)
@@ -42,7 +45,7 @@ def main():
     results = pretrainer.evaluate(held_out, verbose=0)
     steps = int(pretrainer.optimizer.iterations)
     print(f"\nbert_mini from scratch on {len(train)} chapters of five Austen novels, {EPOCHS} epochs = "
-          f"{steps} steps of {BATCH_SIZE}; held out: {len(held_out)} chapters of Persuasion")
+          f"{steps} steps of {BATCH_SIZE}, model seed {model_seed}; held out: {len(held_out)} chapters of Persuasion")
     print(f"  held-out MLM accuracy {results['mlm_accuracy']:.4f}  MLM loss {results['mlm_loss']:.3f}  "
           f"NSP accuracy {results['nsp_accuracy']:.4f}")
     print(f"  wall time {time.perf_counter() - start:.0f} s (training {trained - start:.0f} s)")
@@ -50,4 +53,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-seed", type=int, default=SEED, help="seed of the fresh weights and dropout")
+    main(parser.parse_args().model_seed)

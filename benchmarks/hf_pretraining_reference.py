@@ -1,6 +1,6 @@
 """Reference for `applications/pretrain_austen.py`: HF transformers `BertForPreTraining` from scratch.
 
-Run: `.venv/bin/python benchmarks/hf_pretraining_reference.py` (CPU torch). Same config (bert_mini:
+Run: `.venv/bin/python benchmarks/hf_pretraining_reference.py [--model-seed N]` (CPU torch). Same config (bert_mini:
 4 layers, hidden 256, 4 heads, the uncased vocabulary), same data, masking and steps as the recipe:
 the batches are kerasbert's own `BertPretrainer.pretraining_dataset` (the same examples, shuffle and
 dynamic masks for the same seed), turned into torch tensors (`labels` -100 off the masked positions,
@@ -11,6 +11,7 @@ batch 32. Held-out numbers: Persuasion with static masks drawn with seed 0 (as t
 `evaluate`), MLM accuracy over the masked positions and NSP accuracy.
 """
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -60,9 +61,9 @@ def evaluate(model, dataset):
     return mlm_hits / mlm_count, nsp_hits / nsp_count
 
 
-def main():
+def main(model_seed=SEED):
     start = time.perf_counter()
-    torch.manual_seed(SEED)
+    torch.manual_seed(model_seed)
     train, held_out = austen_chapters()
     data = kb.BertPretrainer.from_preset("bert_mini_en_uncased", load_weights=False)  # data pipeline only
     train_batches = data.pretraining_dataset(train, BATCH_SIZE, SEED, shuffle=True)
@@ -78,10 +79,13 @@ def main():
     trained = time.perf_counter()
     mlm_accuracy, nsp_accuracy = evaluate(model, data.pretraining_dataset(held_out, BATCH_SIZE, 0,
                                                                          masking="static"))
-    print(f"\nHF BertForPreTraining (bert_mini config) from scratch, {steps} steps of {BATCH_SIZE}")
+    print(f"\nHF BertForPreTraining (bert_mini config) from scratch, {steps} steps of {BATCH_SIZE}, "
+          f"model seed {model_seed}")
     print(f"  held-out MLM accuracy {mlm_accuracy:.4f}  NSP accuracy {nsp_accuracy:.4f}")
     print(f"  wall time {time.perf_counter() - start:.0f} s (training {trained - start:.0f} s)")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-seed", type=int, default=SEED, help="seed of the fresh weights and dropout")
+    main(parser.parse_args().model_seed)
