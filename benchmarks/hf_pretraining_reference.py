@@ -16,13 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-import keras
-import numpy as np
 import torch
 from _hf_training import train_step, trainer_optimizer
 from transformers import BertConfig, BertForPreTraining
 
 import kerasbert as kb
+from kerasbert.applications.bert_pretrainer import hf_pretraining_batch
 from kerasbert.presets.hf_format import hf_config_from_backbone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "applications"))
@@ -32,16 +31,8 @@ WEIGHT_DECAY, WARMUP_FRACTION, MAX_GRAD_NORM = 0.01, 0.1, 1.0
 
 
 def torch_batch(batch):
-    """A kerasbert pre-training batch -> `BertForPreTraining` keyword arguments."""
-    inputs, targets, weights = (keras.tree.map_structure(np.asarray, part) for part in batch)
-    labels = np.full(inputs["token_ids"].shape, -100, np.int64)
-    rows, slots = np.nonzero(weights["mlm"])
-    labels[rows, inputs["mask_positions"][rows, slots]] = targets["mlm"][rows, slots]
-    return {"input_ids": torch.from_numpy(inputs["token_ids"].astype(np.int64)),
-            "token_type_ids": torch.from_numpy(inputs["segment_ids"].astype(np.int64)),
-            "attention_mask": torch.from_numpy(inputs["padding_mask"].astype(np.int64)),
-            "labels": torch.from_numpy(labels),
-            "next_sentence_label": torch.from_numpy(targets["nsp"].astype(np.int64))}
+    """A kerasbert pre-training batch -> `BertForPreTraining` keyword arguments (torch tensors)."""
+    return {name: torch.from_numpy(value) for name, value in hf_pretraining_batch(*batch).items()}
 
 
 def evaluate(model, dataset):

@@ -360,6 +360,28 @@ def inputs_and_targets(batch):
     return inputs, targets, weights
 
 
+def hf_pretraining_batch(inputs, targets, weights):
+    """A `pretraining_dataset` batch -> numpy arrays under HF `BertForPreTraining` argument names, the
+    MLM labels written as HF's data collator writes them (the original token at each masked position,
+    -100 everywhere else), so an HF model can train on kerasbert's examples and masks.
+
+    Example:
+    >>> batch = hf_pretraining_batch(*next(iter(pretrainer.pretraining_dataset(chapters))))
+    >>> sorted(batch)
+    ['attention_mask', 'input_ids', 'labels', 'next_sentence_label', 'token_type_ids']
+    """
+    inputs, targets, weights = ({name: np.asarray(value) for name, value in part.items()}
+                                for part in (inputs, targets, weights))
+    labels = np.full(inputs["token_ids"].shape, -100, np.int64)
+    rows, slots = np.nonzero(weights["mlm"])
+    labels[rows, inputs["mask_positions"][rows, slots]] = targets["mlm"][rows, slots]
+    batch = {"input_ids": inputs["token_ids"], "token_type_ids": inputs["segment_ids"],
+             "attention_mask": inputs["padding_mask"], "labels": labels}
+    if "nsp" in targets:
+        batch["next_sentence_label"] = targets["nsp"]
+    return {name: value.astype(np.int64) for name, value in batch.items()}
+
+
 @keras.saving.register_keras_serializable(package="kerasbert")
 class MaskedLMCrossEntropy(keras.metrics.Metric):
     """Mean cross-entropy over the weighted (real) masked positions of all batches seen, or its exp

@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 
-from kerasbert.applications.bert_pretrainer import BertPretrainer
+from kerasbert.applications.bert_pretrainer import BertPretrainer, hf_pretraining_batch
 from kerasbert.data.shipped import load_dataset
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
@@ -36,18 +36,8 @@ def checkpoint(tmp_path_factory, minilm_path):
     return folder
 
 
-def torch_batch(inputs, targets, weights):
-    """A kerasbert pre-training batch -> `BertForPreTraining` keyword arguments (labels -100 off the
-    masked positions, as HF's data collator writes them)."""
-    inputs, targets, weights = ({k: np.asarray(v) for k, v in part.items()} for part in (inputs, targets, weights))
-    labels = np.full(inputs["token_ids"].shape, -100, np.int64)
-    rows, slots = np.nonzero(weights["mlm"])
-    labels[rows, inputs["mask_positions"][rows, slots]] = targets["mlm"][rows, slots]
-    return {"input_ids": torch.from_numpy(inputs["token_ids"].astype(np.int64)),
-            "token_type_ids": torch.from_numpy(inputs["segment_ids"].astype(np.int64)),
-            "attention_mask": torch.from_numpy(inputs["padding_mask"].astype(np.int64)),
-            "labels": torch.from_numpy(labels),
-            "next_sentence_label": torch.from_numpy(targets["nsp"].astype(np.int64))}
+def torch_batch(batch):
+    return {name: torch.from_numpy(value) for name, value in hf_pretraining_batch(*batch).items()}
 
 
 def test_default_fit_takes_the_same_steps_as_hf_bert_for_pretraining(checkpoint, hf_trainer_epochs):
@@ -62,7 +52,7 @@ def test_default_fit_takes_the_same_steps_as_hf_bert_for_pretraining(checkpoint,
     assert 0.25 < nsp.mean() < 0.75  # both IsNext and NotNext pairs
 
     model = transformers.BertForPreTraining.from_pretrained(checkpoint)
-    torch_batches = [torch_batch(*batch) for batch in batches]
+    torch_batches = [torch_batch(batch) for batch in batches]
     hf_losses = hf_trainer_epochs(model, torch_batches, EPOCHS, LEARNING_RATE)
 
     history = pretrainer.fit(dataset, epochs=EPOCHS, learning_rate=LEARNING_RATE, verbose=0)
