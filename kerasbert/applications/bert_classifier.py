@@ -9,6 +9,7 @@ from kerasbert.applications import metrics
 from kerasbert.applications.task import Prepared, Task
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 
@@ -73,7 +74,7 @@ class BertClassifier(Task):
         dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
         logits_layer = keras.layers.Dense(
             num_classes, name="logits", dtype="float32",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            kernel_initializer=weight_initializer(backbone.initializer_range),
         )
 
         # === Functional model ===

@@ -11,6 +11,7 @@ from kerasbert.applications.bert_classifier import softmax
 from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task
 from kerasbert.data.batching import length_buckets
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -70,7 +71,7 @@ class BertMultipleChoice(Task):
         dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
         logits_layer = keras.layers.Dense(
             1, name="logits", dtype="float32",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            kernel_initializer=weight_initializer(backbone.initializer_range),
         )
         unflatten_layer = UnflattenChoices(name="choice_logits", dtype="float32")
 

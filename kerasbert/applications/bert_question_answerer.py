@@ -18,6 +18,7 @@ from kerasbert.data.answer_spans import (
     prepare_qa_features,
 )
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 from kerasbert.tokenizers.bert_packer import keep_first
 
@@ -109,7 +110,7 @@ class BertQuestionAnswerer(Task):
         # === Layers ===
         span_logits_layer = keras.layers.Dense(
             2, name="qa_outputs", dtype="float32",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            kernel_initializer=weight_initializer(backbone.initializer_range),
         )
 
         # === Functional model ===

@@ -10,6 +10,7 @@ import tensorflow as tf
 from kerasbert.applications.task import Prepared, Task
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
+from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 OUTSIDE_TAG = "O"
@@ -75,7 +76,7 @@ class BertTokenClassifier(Task):
         dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
         logits_layer = keras.layers.Dense(
             num_tags, name="logits", dtype="float32",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            kernel_initializer=weight_initializer(backbone.initializer_range),
         )
 
         # === Functional model ===

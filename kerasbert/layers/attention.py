@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from kerasbert.layers.initializers import weight_initializer
+
 
 def merge_masks(padding_mask=None, attention_mask=None):
     """Combine a `[B, T]` key padding mask and a `[B, T, T]` attention mask.
@@ -35,7 +37,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     Args:
         num_heads: number of attention heads; `hidden_dim` must divide evenly.
         attention_dropout: dropout on the attention probabilities.
-        initializer_range: standard deviation of the truncated normal initialiser.
+        initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
 
     Call args:
         x: `[batch, T, hidden_dim]`.
@@ -65,7 +67,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             )
         self.hidden_dim = hidden_dim
         self.head_dim = hidden_dim // self.num_heads
-        initializer = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        initializer = weight_initializer(self.initializer_range)
         self.qkv_dense = keras.layers.Dense(
             3 * hidden_dim, kernel_initializer=initializer,
             dtype=self.dtype_policy, name="qkv_dense",

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from kerasbert.layers.initializers import weight_initializer
+
 
 @keras.saving.register_keras_serializable(package="kerasbert")
 class TokenSegmentPositionEmbedding(keras.layers.Layer):
@@ -18,7 +20,7 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
         num_segments: number of segment types (2: sentence A and B).
         dropout: dropout rate applied after the LayerNorm.
         layer_norm_epsilon: LayerNorm epsilon (1e-12 in BERT checkpoints).
-        initializer_range: standard deviation of the truncated normal initialiser.
+        initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
 
     Example:
     >>> layer = TokenSegmentPositionEmbedding(vocabulary_size=100, hidden_dim=8)
@@ -47,7 +49,7 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
 
-        initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        initializer = weight_initializer(initializer_range)
         self.token_embedding = keras.layers.Embedding(
             vocabulary_size, hidden_dim, embeddings_initializer=initializer,
             dtype=self.dtype_policy, name="token_embedding",

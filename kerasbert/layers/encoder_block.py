@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kerasbert.layers.attention import MultiHeadSelfAttention
+from kerasbert.layers.initializers import weight_initializer
 
 # HF `hidden_act` names and their exact keras equivalents.
 ACTIVATIONS = {
@@ -48,7 +49,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention_dropout: dropout on the attention probabilities.
         layer_norm_epsilon: LayerNorm epsilon.
         normalize_first: pre-LN instead of BERT's post-LN.
-        initializer_range: standard deviation of the truncated normal initialiser.
+        initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
 
     Example:
     >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
@@ -82,7 +83,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
-        initializer = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        initializer = weight_initializer(self.initializer_range)
         policy = self.dtype_policy
         self.attention = MultiHeadSelfAttention(
             self.num_heads, self.attention_dropout, self.initializer_range,

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kerasbert.layers.encoder_block import get_activation
+from kerasbert.layers.initializers import weight_initializer
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -21,7 +22,7 @@ class MaskedLMHead(keras.layers.Layer):
             live link, not configuration: a model that owns both re-links it on load.
         activation: activation of the transform ("gelu" exact, "gelu_approximate", ...).
         layer_norm_epsilon: LayerNorm epsilon.
-        initializer_range: standard deviation of the truncated normal initialiser.
+        initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
 
     Call args:
         sequence_output: `[batch, T, hidden]`.
@@ -53,7 +54,7 @@ class MaskedLMHead(keras.layers.Layer):
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
-        initializer = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        initializer = weight_initializer(self.initializer_range)
         self.dense = keras.layers.Dense(
             hidden_dim, kernel_initializer=initializer, dtype=self.dtype_policy, name="dense",
         )
@@ -119,7 +120,7 @@ class NSPHead(keras.layers.Dense):
 
     def __init__(self, units=2, initializer_range=0.02, **kwargs):
         kwargs.setdefault(
-            "kernel_initializer", keras.initializers.TruncatedNormal(stddev=initializer_range)
+            "kernel_initializer", weight_initializer(initializer_range)
         )
         super().__init__(units, **kwargs)
         self.initializer_range = initializer_range

@@ -4,6 +4,7 @@ import keras
 
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
+from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import apply_checkpoint, export_hf_weights
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
@@ -113,7 +114,7 @@ class BertBackbone(keras.Model):
             )
         pooler = keras.layers.Dense(
             hidden_dim, activation="tanh", dtype=dtype, name="pooler",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+            kernel_initializer=weight_initializer(initializer_range),
         )
 
         # === Functional model ===
