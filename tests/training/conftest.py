@@ -1,6 +1,8 @@
-"""The HF `Trainer` reference optimisation shared by the parity tests of this folder."""
+"""The HF `Trainer` reference optimisation shared by the parity tests of this folder: the one the HF
+reference scripts use (`benchmarks/_hf_training.py`)."""
 
-import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,31 +14,15 @@ def hf_trainer_epochs():
     place as HF `Trainer` does: torch AdamW (betas 0.9/0.999, eps 1e-8), weight decay 0.01 except
     biases and LayerNorm weights, ceil(10%) linear warmup then linear decay, `clip_grad_norm_(1.0)`.
     `batches` are the model's keyword arguments, labels included."""
-    torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
-    transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
+    pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
+    pytest.importorskip("transformers", reason="the HF reference needs transformers")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _hf_training import train_step, trainer_optimizer
 
     def run(model, batches, epochs, learning_rate):
-        no_decay = ("bias", "LayerNorm.weight")
-        groups = [
-            {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)], "weight_decay": 0.01},
-            {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
-        ]
-        optimizer = torch.optim.AdamW(groups, lr=learning_rate, betas=(0.9, 0.999), eps=1e-8)
-        steps = epochs * len(batches)
-        scheduler = transformers.get_linear_schedule_with_warmup(optimizer, math.ceil(0.1 * steps), steps)
+        optimizer, scheduler = trainer_optimizer(model, learning_rate, 0.01, epochs * len(batches), 0.1)
         model.train()
-        epoch_losses = []
-        for _ in range(epochs):
-            losses = []
-            for batch in batches:
-                loss = model(**batch).loss
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad()
-                losses.append(loss.item())
-            epoch_losses.append(float(np.mean(losses)))
-        return epoch_losses
+        return [float(np.mean([train_step(model, batch, optimizer, scheduler, 1.0) for batch in batches]))
+                for _ in range(epochs)]
 
     return run
