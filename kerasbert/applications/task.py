@@ -79,6 +79,22 @@ def padded_outputs(outputs):
     return np.asarray(outputs)
 
 
+def in_input_order(outputs, order):
+    """Undo `order` on every array of `outputs`: row `order[i]` of the result is row `i` of the input.
+
+    Example:
+    >>> in_input_order({"logits": np.array([[0.2], [0.9]])}, np.array([1, 0]))["logits"].tolist()
+    [[0.9], [0.2]]
+    """
+    if isinstance(outputs, dict):
+        return {key: in_input_order(value, order) for key, value in outputs.items()}
+    if isinstance(outputs, (list, tuple)):
+        return type(outputs)(in_input_order(value, order) for value in outputs)
+    restored = np.empty_like(outputs)
+    restored[order] = outputs
+    return restored
+
+
 class Task(keras.Model):
     """Base class of the applications; see the module docstring. Not used directly."""
 
@@ -163,9 +179,9 @@ class Task(keras.Model):
     # === Data ===
 
     def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
-                group_by_length=False):
-        """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled (and, on request,
-        grouped by length); other batches keep the input order."""
+                group_by_length=True, order=None):
+        """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled and (unless
+        `group_by_length=False`) grouped by length; other batches come in `order`, else the input order."""
         return make_batched_dataset(
             prepared.features,
             labels=prepared.labels if with_labels else None,
@@ -176,7 +192,16 @@ class Task(keras.Model):
             shuffle=training,
             seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
+            order=order,
         )
+
+    def example_lengths(self, prepared):
+        """Tokens per example (a multiple-choice example: its longest choice)."""
+        return prepared.features["token_ids"].row_lengths().numpy()
+
+    def length_order(self, prepared):
+        """Example indices from shortest to longest: the batching order with the least padding."""
+        return np.argsort(self.example_lengths(prepared), kind="stable")
 
     def pack_texts(self, first, second=None):
         """Tokenise and pack texts (or pairs) into ragged `token_ids`/`segment_ids`."""
@@ -207,11 +232,13 @@ class Task(keras.Model):
         return None if self.default_compiled else super().get_compile_config()
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
-            learning_rate=None, seed=0, group_by_length=False, **kwargs):
+            learning_rate=None, seed=0, group_by_length=True, **kwargs):
         """Keras `fit`, also on DataFrames and lists (see the class docstring of each task).
 
         Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
-        (default by model size), 10% warmup and linear decay over this fit's steps.
+        (default by model size), 10% warmup and linear decay over this fit's steps. Raw data is
+        shuffled with `seed` each epoch and grouped by length (`group_by_length=False`: batches of
+        any lengths, about 2x the padding).
         """
         with warnings.catch_warnings():
             if not self.uses_pooled_output:
@@ -233,7 +260,8 @@ class Task(keras.Model):
         prepared = self.prepare(x, with_labels=True, training=True)
         if is_raw(validation_data):
             validation = self.prepare(validation_data, with_labels=True)
-            validation_data = self.batches(validation, with_labels=True, batch_size=batch_size)
+            validation_data = self.batches(validation, with_labels=True, batch_size=batch_size,
+                                           order=self.length_order(validation))
         if kwargs.get("class_weight") == "balanced":
             kwargs["class_weight"] = self.balanced_class_weight(prepared)
         train = self.batches(prepared, with_labels=True, training=True, batch_size=batch_size, seed=seed,
@@ -261,11 +289,28 @@ class Task(keras.Model):
     # === Inference ===
 
     def predict_outputs(self, data, batch_size=None, with_labels=False, verbose="auto"):
-        """Raw model outputs (numpy) for raw data, in input order, and the `Prepared` data."""
+        """Raw model outputs (numpy) for raw data, in input order, and the `Prepared` data.
+
+        The model sees the examples sorted by length (the least padding: on UCI IMDb 2.4x fewer
+        tokens than batches in input order); the outputs are put back in the input order.
+        """
         prepared = self.prepare(data, with_labels=with_labels)
-        dataset = self.batches(prepared, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE)
-        outputs = super().predict(dataset, verbose=verbose)
-        return padded_outputs(outputs), prepared
+        order = self.length_order(prepared)
+        dataset = self.batches(prepared, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE,
+                               order=order)
+        self.trace_predict_function(dataset)
+        outputs = padded_outputs(super().predict(dataset, verbose=verbose))
+        return in_input_order(outputs, order), prepared
+
+    def trace_predict_function(self, dataset):
+        """Trace Keras' predict function once, for any batch size and length, before `predict`.
+
+        Left alone it traces for the first batch shape, again when the length changes and again
+        for a smaller last batch: each trace and its graph optimisation cost seconds.
+        """
+        self.make_predict_function()
+        if hasattr(self.predict_function, "get_concrete_function"):   # not when run_eagerly
+            self.predict_function.get_concrete_function([dataset.element_spec])
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Decoded predictions as a DataFrame for raw data; Keras `predict` otherwise."""

@@ -107,6 +107,9 @@ def test_keras_level_inputs_pass_through(tiny_backbone, real_preprocessor, revie
     classifier.fit(features, reviews["label"].to_numpy()[:16], batch_size=8, epochs=1, verbose=0)
     logits = classifier.predict(features, verbose=0)
     assert logits.shape == (16, 2)
+    # Raw text is batched shortest first; the outputs come back in the input order.
+    from_text, _ = classifier.predict_outputs(reviews["text"].tolist()[:16], batch_size=4, verbose=0)
+    np.testing.assert_allclose(from_text, logits, rtol=1e-4, atol=1e-5)
 
 
 def test_bad_input_is_reported_before_computation(tiny_backbone, real_preprocessor, reviews):

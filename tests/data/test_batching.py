@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from kerasbert.data.batching import (
+    GROUP_WINDOW_BATCHES,
     length_buckets,
     make_batched_dataset,
     padding_statistics,
@@ -267,3 +268,46 @@ def test_grouped_dataset_knows_its_batch_count(features, drop_remainder):
         drop_remainder=drop_remainder,
     )
     assert int(dataset.cardinality()) == len(epoch(dataset)) == len(epoch(dataset))
+
+
+def test_grouping_sorts_windows_of_batches_by_length_and_keeps_the_batch_count(features, token_ids):
+    lengths = np.array([len(ids) for ids in token_ids])
+    ids = np.arange(len(token_ids))
+    window = 32 * GROUP_WINDOW_BATCHES
+    batches = epoch(make_batched_dataset(features, labels=ids, batch_size=32, group_by_length=True))
+    assert len(batches) == 32                       # as without grouping: ceil(1000 / 32)
+    order = np.concatenate([y for _, y in batches])
+    for start in range(0, len(ids), window):       # each window: its own examples, shortest first
+        chunk = order[start:start + window]
+        np.testing.assert_array_equal(np.sort(chunk), ids[start:start + window])
+        assert (np.diff(lengths[chunk]) >= 0).all()
+
+
+def test_shuffled_grouping_halves_the_padding_yet_mixes_the_epoch(features, token_ids):
+    lengths = np.array([len(ids) for ids in token_ids])
+    ids = np.arange(len(token_ids))
+    ungrouped = make_batched_dataset(features, labels=ids, shuffle=True, seed=0, group_by_length=False)
+    grouped = make_batched_dataset(features, labels=ids, shuffle=True, seed=0, group_by_length=True)
+    assert padding_statistics(grouped).total_tokens < 0.6 * padding_statistics(ungrouped).total_tokens
+    batches = [y for _, y in epoch(grouped)]
+    assert len(batches) == int(grouped.cardinality()) == 32
+    # Not one sort over the epoch: short and long batches alternate, and a batch's examples come
+    # from all over the input (a window is a random sample of it).
+    batch_lengths = [lengths[y].max() for y in batches]
+    assert np.corrcoef(np.arange(len(batches)), batch_lengths)[0, 1] < 0.5
+    assert np.mean([np.ptp(y) for y in batches]) > len(ids) / 2
+
+
+def test_a_given_order_is_the_batching_order(features, token_ids):
+    lengths = np.array([len(ids) for ids in token_ids])
+    ids = np.arange(len(token_ids))
+    order = np.argsort(lengths, kind="stable")
+    batches = epoch(make_batched_dataset(features, labels=ids, batch_size=32, order=order))
+    np.testing.assert_array_equal(np.concatenate([y for _, y in batches]), order)
+    by_length = padding_statistics(make_batched_dataset(features, order=order))
+    in_order = padding_statistics(make_batched_dataset(features))
+    assert by_length.total_tokens < 0.5 * in_order.total_tokens
+    with pytest.raises(ValueError, match="permutation of the 1000 example indices"):
+        make_batched_dataset(features, order=order[:-1])
+    with pytest.raises(ValueError, match="either `order` or `shuffle`"):
+        make_batched_dataset(features, order=order, shuffle=True)
