@@ -4,7 +4,6 @@ import math
 
 import keras
 import tensorflow as tf
-from keras import ops
 
 from kerasbert.training.schedules import WarmupLinearDecay
 
@@ -34,17 +33,38 @@ class AdamW(keras.optimizers.AdamW):
     def _clip_gradients(self, grads):
         return super()._clip_gradients([summed_slices(g) for g in grads])
 
+    def _apply_weight_decay(self, variables):
+        # Done in `update_step` instead, with the learning rate computed once per step (Keras
+        # evaluates the schedule again for every variable: hundreds of graph ops to trace).
+        pass
+
     def update_step(self, gradient, variable, learning_rate):
-        lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.cast(gradient, variable.dtype)
-        step = ops.cast(self.iterations + 1, variable.dtype)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
-        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
-        m_hat = ops.divide(m, 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
-        v_hat = ops.divide(v, 1 - ops.power(ops.cast(self.beta_2, variable.dtype), step))
-        self.assign_sub(variable, ops.divide(ops.multiply(m_hat, lr), ops.add(ops.sqrt(v_hat), self.epsilon)))
+        """Decoupled weight decay, then one fused Adam kernel (`ResourceApplyAdam`) per variable.
+
+        The kernel computes `variable -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps')`;
+        with `eps' = eps * sqrt(1 - b2^t)` that equals torch's `lr * m_hat / (sqrt(v_hat) + eps)`.
+        """
+        variable = variable.value if isinstance(variable, keras.Variable) else variable
+        lr = tf.cast(learning_rate, variable.dtype)
+        if self._use_weight_decay(variable):
+            variable.assign_sub(variable * (lr * tf.cast(self.weight_decay, variable.dtype)))
+        index = self._get_variable_index(variable)
+        step = tf.cast(self.iterations + 1, variable.dtype)
+        beta_1 = tf.cast(self.beta_1, variable.dtype)
+        beta_2 = tf.cast(self.beta_2, variable.dtype)
+        beta_2_power = tf.pow(beta_2, step)
+        tf.raw_ops.ResourceApplyAdam(
+            var=variable.handle,
+            m=self._momentums[index].value.handle,
+            v=self._velocities[index].value.handle,
+            beta1_power=tf.pow(beta_1, step),
+            beta2_power=beta_2_power,
+            lr=lr,
+            beta1=beta_1,
+            beta2=beta_2,
+            epsilon=self.epsilon * tf.sqrt(1 - beta_2_power),
+            grad=tf.cast(tf.convert_to_tensor(gradient), variable.dtype),
+        )
 
 
 def summed_slices(gradient):

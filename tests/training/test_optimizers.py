@@ -1,6 +1,8 @@
 """The default optimizer's clipping: the global norm of embedding gradients with repeated tokens."""
 
+import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from kerasbert.training.optimizers import create_optimizer, summed_slices
@@ -25,3 +27,33 @@ def test_clipping_uses_the_norm_of_the_summed_gradient():
     np.testing.assert_allclose(tf.convert_to_tensor(clipped)[0], [0.6, 0.8], rtol=1e-6)  # scaled by 1/10
     optimizer.apply_gradients([(gradient, variable)])
     np.testing.assert_allclose(variable[0], [-1.0, -1.0], rtol=1e-4)  # Adam's first step: -lr * sign
+
+
+def test_steps_equal_torch_adamw_with_decay_only_where_it_belongs():
+    # Ten steps on a kernel (decayed, an embedding-style sparse gradient) and a bias (not decayed,
+    # gradients of 1e-8 so that where epsilon sits matters), against torch.optim.AdamW.
+    torch = pytest.importorskip("torch", reason="the reference needs torch: pip install torch==2.13.0")
+    rng = np.random.default_rng(0)
+    start = {"kernel": rng.normal(size=(4, 3)).astype("float32"), "bias": rng.normal(size=3).astype("float32")}
+    grads = [{"kernel": rng.normal(size=(4, 3)).astype("float32"),
+              "bias": (1e-8 * rng.normal(size=3)).astype("float32")} for _ in range(10)]
+    optimizer = create_optimizer(total_steps=10, learning_rate=0.1, global_clipnorm=None)
+    kernel = keras.Variable(start["kernel"], name="kernel")
+    bias = keras.Variable(start["bias"], name="bias")
+    optimizer.build([kernel, bias])
+    reference = {name: torch.nn.Parameter(torch.tensor(value)) for name, value in start.items()}
+    torch_optimizer = torch.optim.AdamW([{"params": [reference["kernel"]], "weight_decay": 0.01},
+                                         {"params": [reference["bias"]], "weight_decay": 0.0}],
+                                        lr=0.1, betas=(0.9, 0.999), eps=1e-8)
+    for grad in grads:
+        sparse_kernel_grad = tf.IndexedSlices(tf.constant(grad["kernel"]), tf.range(4), tf.constant([4, 3]))
+        learning_rate = float(optimizer.learning_rate)
+        optimizer.apply_gradients([(sparse_kernel_grad, kernel), (tf.constant(grad["bias"]), bias)])
+        for group in torch_optimizer.param_groups:
+            group["lr"] = learning_rate
+        for name, parameter in reference.items():
+            parameter.grad = torch.tensor(grad[name])
+        torch_optimizer.step()
+    # float32 rounding over ten steps of size 0.1; a misplaced epsilon or decay moves them by > 1e-3.
+    np.testing.assert_allclose(kernel.numpy(), reference["kernel"].detach().numpy(), atol=2e-6)
+    np.testing.assert_allclose(bias.numpy(), reference["bias"].detach().numpy(), atol=2e-6)
