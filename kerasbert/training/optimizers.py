@@ -30,6 +30,12 @@ class AdamW(keras.optimizers.AdamW):
     >>> optimizer = AdamW(learning_rate=5e-5, weight_decay=0.01, epsilon=1e-8)
     """
 
+    def __init__(self, *args, amsgrad=False, **kwargs):
+        if amsgrad:
+            raise ValueError("kerasbert's AdamW has no AMSGrad variant; for AMSGrad compile with "
+                             "keras.optimizers.AdamW(amsgrad=True).")
+        super().__init__(*args, **kwargs)
+
     def _clip_gradients(self, grads):
         return super()._clip_gradients([summed_slices(g) for g in grads])
 

@@ -1,11 +1,11 @@
-"""The default optimizer's clipping: the global norm of embedding gradients with repeated tokens."""
+"""The default optimizer: the global norm of embedding gradients with repeated tokens, steps equal to torch AdamW."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.training.optimizers import create_optimizer, summed_slices
+from kerasbert.training.optimizers import AdamW, create_optimizer, summed_slices
 
 
 def test_summed_slices_sums_duplicate_rows_and_keeps_the_dense_gradient():
@@ -57,3 +57,8 @@ def test_steps_equal_torch_adamw_with_decay_only_where_it_belongs():
     # float32 rounding over ten steps of size 0.1; a misplaced epsilon or decay moves them by > 1e-3.
     np.testing.assert_allclose(kernel.numpy(), reference["kernel"].detach().numpy(), atol=2e-6)
     np.testing.assert_allclose(bias.numpy(), reference["bias"].detach().numpy(), atol=2e-6)
+
+
+def test_amsgrad_is_refused_rather_than_ignored():
+    with pytest.raises(ValueError, match="AMSGrad"):
+        AdamW(learning_rate=1e-3, amsgrad=True)
