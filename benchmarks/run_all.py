@@ -100,7 +100,7 @@ def frameworks_for(dtype, frameworks, measured):
     """The frameworks to run in `dtype`, and a note on any left out.
 
     HF runs on CPU torch: where torch's bf16 matmul is under a quarter of its fp32 rate (no bf16
-    kernels for this CPU: 0.8 against 122 GFLOP/s on AVX2-only Zen 3), its bf16 runs would take hours
+    kernels for the CPU, as on AVX2-only Zen 3: see `results.md`), its bf16 runs would take hours
     and measure nothing but that, so they are left out and the note says why.
     """
     torch_rates = measured["torch"] if measured else None
