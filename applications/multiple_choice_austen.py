@@ -1,7 +1,7 @@
 """Multiple choice on Jane Austen: which of four sentences comes next?
 
-Run: `.venv/bin/python applications/multiple_choice_austen.py` (over 30 minutes on 2 CPU cores: one epoch
-was not done after 16 minutes alone).
+Run: `.venv/bin/python applications/multiple_choice_austen.py` (about 59 minutes on 2 CPU cores: 28 minutes
+per epoch, 2 minutes of test; 2026-11-23, test accuracy 0.586).
 
 SWAG-format examples built by `kerasbert.data.choice_examples.next_sentence_examples`: a sentence as
 context; as endings its true next sentence and 3 random sentences of the same novel, the true one
