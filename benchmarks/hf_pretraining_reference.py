@@ -7,8 +7,11 @@ dynamic masks for the same seed), turned into torch tensors (`labels` -100 off t
 as HF's data collator), so only the model and its training differ. Training as HF `Trainer` does it:
 AdamW peak 5e-4 (betas 0.9/0.999, eps 1e-8), weight decay 0.01 except biases and LayerNorm,
 `get_linear_schedule_with_warmup` over 10% of the steps, gradients clipped to norm 1, 2 epochs of
-batch 32. Held-out numbers: Persuasion with static masks drawn with seed 0 (as the recipe's
-`evaluate`), MLM accuracy over the masked positions and NSP accuracy.
+batch 32. The training loss is `BertForPreTraining`'s own, computed with the vocabulary projection
+at the masked positions only (`pretraining_loss_at_masked_positions`: equal loss and gradients,
+`tests/training/test_pretraining_matches_hf.py`): the same steps without the unread logits.
+Held-out numbers: Persuasion with static masks drawn with seed 0 (as the recipe's `evaluate`), MLM
+accuracy over the masked positions and NSP accuracy.
 """
 
 import argparse
@@ -17,7 +20,7 @@ import time
 from pathlib import Path
 
 import torch
-from _hf_training import train_step, trainer_optimizer
+from _hf_training import pretraining_loss_at_masked_positions, train_step, trainer_optimizer
 from transformers import BertConfig, BertForPreTraining
 
 import kerasbert as kb
@@ -64,7 +67,8 @@ def main(model_seed=SEED):
     model.train()
     for epoch in range(EPOCHS):
         for step, batch in enumerate(train_batches):
-            loss = train_step(model, torch_batch(batch), optimizer, scheduler, MAX_GRAD_NORM)
+            loss = train_step(model, torch_batch(batch), optimizer, scheduler, MAX_GRAD_NORM,
+                              loss_fn=pretraining_loss_at_masked_positions)
             if step % 50 == 0:
                 print(f"epoch {epoch + 1} step {step}: loss {loss:.3f}", flush=True)
     trained = time.perf_counter()

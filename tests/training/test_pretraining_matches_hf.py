@@ -67,3 +67,24 @@ def test_default_fit_takes_the_same_steps_as_hf_bert_for_pretraining(checkpoint,
     positions = np.asarray(batches[0][0]["mask_positions"])
     hf_mlm = np.take_along_axis(hf_output.prediction_logits.numpy(), positions[:, :, None], axis=1)
     np.testing.assert_allclose(outputs["mlm"], hf_mlm, atol=1e-3)
+
+
+def test_the_reference_loss_at_masked_positions_is_bert_for_pretraining_loss(checkpoint, hf_training):
+    """The from-scratch HF reference projects only the masked positions onto the vocabulary; its loss
+    and gradients must be `BertForPreTraining`'s own."""
+    pretrainer = BertPretrainer.from_preset(str(checkpoint), max_sequence_length=64)
+    chapters = load_dataset("jane_austen")["test"].groupby("chapter")["text"].agg("\n".join).tolist()[:4]
+    batch = torch_batch(next(iter(pretrainer.pretraining_dataset(chapters, BATCH, seed=0))))
+    assert 0 < int((batch["labels"] != -100).sum()) < batch["labels"].numel() // 5
+
+    model = transformers.BertForPreTraining.from_pretrained(checkpoint)
+    gradients = []
+    for loss_fn in (hf_training.model_loss, hf_training.pretraining_loss_at_masked_positions):
+        model.zero_grad()
+        loss = loss_fn(model, batch)
+        loss.backward()
+        gradients.append((loss.item(), [p.grad.clone() for p in model.parameters()]))
+    (full_loss, full_gradients), (masked_loss, masked_gradients) = gradients
+    assert masked_loss == pytest.approx(full_loss, rel=1e-6)
+    for full, masked in zip(full_gradients, masked_gradients):
+        torch.testing.assert_close(masked, full, rtol=1e-5, atol=1e-7)
