@@ -33,8 +33,8 @@ def pretraining_loss_at_masked_positions(model, batch):
     """`BertForPreTraining`'s loss, the same number as `model(**batch).loss` (MLM cross-entropy averaged
     over the positions whose label is not -100, plus the NSP cross-entropy), with the vocabulary
     projection computed only at those positions: the model's own forward projects every position, a
-    [batch, length, vocabulary] tensor of logits that no loss reads and about two thirds of the step's
-    arithmetic for a small model.
+    [batch, length, vocabulary] tensor of logits that no loss reads (for bert_mini, 15.6 of the about
+    22 forward MFLOP per token).
     """
     labels = batch["labels"]
     sequence_output, pooled_output = model.bert(

@@ -36,6 +36,11 @@ def checkpoint(tmp_path_factory, minilm_path):
     return folder
 
 
+def persuasion_chapters(count):
+    """The first `count` chapters of Persuasion (the shipped held-out novel), one string each."""
+    return load_dataset("jane_austen")["test"].groupby("chapter")["text"].agg("\n".join).tolist()[:count]
+
+
 def torch_batch(batch):
     return {name: torch.from_numpy(value) for name, value in hf_pretraining_batch(*batch).items()}
 
@@ -43,8 +48,8 @@ def torch_batch(batch):
 def test_default_fit_takes_the_same_steps_as_hf_bert_for_pretraining(checkpoint, hf_trainer_epochs):
     pretrainer = BertPretrainer.from_preset(str(checkpoint), max_sequence_length=64)
     assert pretrainer.backbone.dropout == 0.0
-    chapters = load_dataset("jane_austen")["test"].groupby("chapter")["text"].agg("\n".join).tolist()[:6]
-    dataset = pretrainer.pretraining_dataset(chapters, BATCH, seed=0, masking="static", shuffle=True)
+    dataset = pretrainer.pretraining_dataset(persuasion_chapters(6), BATCH, seed=0, masking="static",
+                                             shuffle=True)
     dataset = dataset.take(BATCHES).cache()
     batches = list(dataset)
     assert [len(batch[1]["nsp"]) for batch in batches] == [BATCH] * BATCHES
@@ -73,8 +78,7 @@ def test_the_reference_loss_at_masked_positions_is_bert_for_pretraining_loss(che
     """The from-scratch HF reference projects only the masked positions onto the vocabulary; its loss
     and gradients must be `BertForPreTraining`'s own."""
     pretrainer = BertPretrainer.from_preset(str(checkpoint), max_sequence_length=64)
-    chapters = load_dataset("jane_austen")["test"].groupby("chapter")["text"].agg("\n".join).tolist()[:4]
-    batch = torch_batch(next(iter(pretrainer.pretraining_dataset(chapters, BATCH, seed=0))))
+    batch = torch_batch(next(iter(pretrainer.pretraining_dataset(persuasion_chapters(4), BATCH, seed=0))))
     assert 0 < int((batch["labels"] != -100).sum()) < batch["labels"].numel() // 5
 
     model = transformers.BertForPreTraining.from_pretrained(checkpoint)
