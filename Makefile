@@ -22,5 +22,8 @@ install: $(VENV)/.installed
 main: install
 	$(BIN)/python applications/sentiment_uci.py
 
+# The whole suite on TensorFlow, then the tests marked all_backends on JAX and on torch.
 test: install
 	$(BIN)/python -m pytest -q
+	KERAS_BACKEND=jax $(BIN)/python -m pytest -q -m all_backends
+	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m all_backends

@@ -9,6 +9,7 @@ import pandas as pd
 import tensorflow as tf
 from keras import ops
 
+from kerasbert.applications.model_function import ModelFunction
 from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task, is_raw
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.heads import MaskedLMHead
@@ -106,8 +107,8 @@ class BertMaskedLM(Task):
         # === Config ===
         self.text_column = text_column
         self.mlm_head = mlm_head
-        # Built once, as Keras builds `predict_function`: a new tf.function each call would retrace.
-        self.top_tokens_function = tf.function(self.top_tokens, reduce_retracing=True)
+        # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
+        self.top_tokens_function = ModelFunction(self, self.top_tokens, static_argnums=(1,))
 
     # === Checkpoint heads and presets ===
 
@@ -208,8 +209,8 @@ class BertMaskedLM(Task):
         best_ids, best_scores = [], []
         for batch in dataset:
             scores, ids = self.top_tokens_function(batch, int(top_k))
-            best_ids.append(ids.numpy())
-            best_scores.append(scores.numpy())
+            best_ids.append(ids)
+            best_scores.append(scores)
         return self.decode((np.concatenate(best_ids), np.concatenate(best_scores)), prepared)
 
     def top_tokens(self, inputs, top_k):

@@ -272,6 +272,9 @@ class UnflattenChoices(keras.layers.Layer):
         shape = ops.shape(reference)
         return ops.reshape(scores, (shape[0], shape[1]))
 
+    def compute_output_shape(self, scores_shape, reference_shape):
+        return tuple(reference_shape[:2])
+
 
 # === Validation (before any tokenising) ===
 

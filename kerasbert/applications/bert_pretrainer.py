@@ -16,12 +16,14 @@ from kerasbert.applications.bert_masked_lm import (
     masked_lm_inputs,
     write_task_preset,
 )
+from kerasbert.applications.model_function import ModelFunction
 from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Task, is_raw
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
 from kerasbert.layers.heads import NSPHead
 from kerasbert.models.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
+from kerasbert.training.distribution import check_batches_split_evenly
 
 MASKING = ("dynamic", "static")
 NSP_HEAD_NAME = "cls.seq_relationship"
@@ -122,8 +124,8 @@ class BertPretrainer(Task):
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
         self.uses_pooled_output = nsp_head is not None
-        # Built once, as Keras builds `predict_function`: a new tf.function each call would retrace.
-        self.metric_sums_function = tf.function(self.metric_sums, reduce_retracing=True)
+        # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
+        self.metric_sums_function = ModelFunction(self, self.metric_sums)
         self.masker(seed=0)  # checks the masking options now rather than at the first fit
 
     # === Checkpoint heads and presets ===
@@ -185,11 +187,13 @@ class BertPretrainer(Task):
         )
 
     def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, masking=None,
-                            shuffle=False, group_by_length=False):
+                            shuffle=False, group_by_length=False, fit_role=None):
         """Documents -> a `tf.data.Dataset` of `(inputs, targets, sample_weights)` batches.
 
         Examples are built once with `seed`; `masking` ("dynamic"/"static", default the model's)
         draws masks with `seed` too: per batch as it is read (a new mask each epoch), or once here.
+        `fit_role` ("the training data", "the validation data"): batches for Keras' steps, which
+        under a `keras.distribution` must split over its devices (checked here).
 
         Example:
         >>> inputs, targets, weights = next(iter(pretrainer.pretraining_dataset(chapters)))
@@ -205,6 +209,8 @@ class BertPretrainer(Task):
             next_sentence=self.next_sentence, short_seq_prob=self.short_seq_prob,
             dupe_factor=self.dupe_factor, seed=seed, text_column=self.text_column,
         )
+        if fit_role is not None:
+            check_batches_split_evenly(int(examples["token_ids"].nrows()), batch_size, fit_role)
         if masking == "static":
             examples.update(masker(examples["token_ids"]))
         dataset = make_batched_dataset(
@@ -260,14 +266,14 @@ class BertPretrainer(Task):
             if y is not None:
                 raise ValueError("With documents, the targets come from the masking; do not pass `y`.")
             x = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, shuffle=True,
-                                         group_by_length=group_by_length)
+                                         group_by_length=group_by_length, fit_role="the training data")
             batch_size = None
             kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
         else:
             check_keras_data(x, DOCUMENTS_HINT, "fit")
         if is_documents(validation_data):
             validation_data = self.pretraining_dataset(validation_data, batch_size or DEFAULT_BATCH_SIZE,
-                                                       masking="static")
+                                                       masking="static", fit_role="the validation data")
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
                            learning_rate=learning_rate, seed=seed, group_by_length=group_by_length, **kwargs)
 

@@ -19,14 +19,18 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.applications.export_under_tensorflow import export_under_tensorflow
+from kerasbert.applications.model_function import ModelFunction
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.training.distribution import check_batches_split_evenly, check_dataset_splits_evenly, rows_of
 from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
 DEFAULT_BATCH_SIZE = 32
+QUIET_BATCHES = 10  # verbose="auto": no progress bar for inference over this many batches or fewer
 
 
 @dataclasses.dataclass
@@ -68,15 +72,34 @@ def ragged_from_padded(packed):
     }
 
 
-def padded_outputs(outputs):
-    """Keras `predict` returns a ragged tensor when batches differ in length: pad it (nested too)."""
-    if isinstance(outputs, dict):
-        return {key: padded_outputs(value) for key, value in outputs.items()}
-    if isinstance(outputs, (list, tuple)):
-        return type(outputs)(padded_outputs(value) for value in outputs)
-    if isinstance(outputs, tf.RaggedTensor):
-        return outputs.to_tensor().numpy()
-    return np.asarray(outputs)
+def concatenate_padded(batches):
+    """Per-batch output structures -> one structure of arrays, each leaf zero-padded along its token
+    axes to the longest batch (batches of another length differ in axis 1), then concatenated.
+
+    Example:
+    >>> concatenate_padded([np.ones((2, 3)), np.ones((1, 5))]).shape
+    (3, 5)
+    """
+    def concatenate(*arrays):
+        arrays = [np.asarray(array) for array in arrays]
+        widest = np.max([array.shape for array in arrays], axis=0)
+        padded = [np.pad(array, [(0, 0)] + [(0, int(w - n)) for w, n in zip(widest[1:], array.shape[1:])])
+                  for array in arrays]
+        return np.concatenate(padded)
+
+    return keras.tree.map_structure(concatenate, *batches)
+
+
+def progress_verbosity(verbose, steps):
+    """Keras' `verbose` for a progress bar over `steps` batches: "auto" is 1 for long runs, 0 for short ones.
+
+    Example:
+    >>> progress_verbosity("auto", 3), progress_verbosity("auto", 200), progress_verbosity(2, 3)
+    (0, 1, 2)
+    """
+    if verbose == "auto":
+        return 1 if steps > QUIET_BATCHES else 0
+    return verbose
 
 
 def in_input_order(outputs, order):
@@ -106,6 +129,7 @@ class Task(keras.Model):
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.default_compiled = False
+        self.inference_function = None
 
     # === Construction ===
 
@@ -249,6 +273,10 @@ class Task(keras.Model):
     def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, learning_rate, seed,
                           group_by_length, **kwargs):
         if not is_raw(x):
+            if isinstance(x, tf.data.Dataset):
+                check_dataset_splits_evenly(x)
+            elif isinstance(x, dict) or hasattr(x, "shape"):
+                check_batches_split_evenly(rows_of(x), batch_size or DEFAULT_BATCH_SIZE)
             if not self.compiled or self.default_compiled:
                 steps = self.steps_of(x, batch_size) * epochs
                 self.compile_defaults(steps, learning_rate)
@@ -259,8 +287,10 @@ class Task(keras.Model):
             raise ValueError("With a DataFrame, labels come from its label column; do not pass `y`.")
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         prepared = self.prepare(x, with_labels=True, training=True)
+        check_batches_split_evenly(len(self.example_lengths(prepared)), batch_size)
         if is_raw(validation_data):
             validation = self.prepare(validation_data, with_labels=True)
+            check_batches_split_evenly(len(self.example_lengths(validation)), batch_size, "the validation data")
             validation_data = self.batches(validation, with_labels=True, batch_size=batch_size,
                                            order=self.length_order(validation))
         if kwargs.get("class_weight") == "balanced":
@@ -294,8 +324,7 @@ class Task(keras.Model):
                     "known length (e.g. `dataset.apply(tf.data.experimental.assert_cardinality(n))`)."
                 )
             return steps
-        first = next(iter(x.values())) if isinstance(x, dict) else x
-        return int(np.ceil(len(first) / (batch_size or DEFAULT_BATCH_SIZE)))
+        return int(np.ceil(rows_of(x) / (batch_size or DEFAULT_BATCH_SIZE)))
 
     # === Inference ===
 
@@ -309,19 +338,25 @@ class Task(keras.Model):
         order = self.length_order(prepared)
         dataset = self.batches(prepared, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE,
                                order=order)
-        self.trace_predict_function(dataset)
-        outputs = padded_outputs(super().predict(dataset, verbose=verbose))
-        return in_input_order(outputs, order), prepared
+        return in_input_order(self.outputs_of(dataset, verbose), order), prepared
 
-    def trace_predict_function(self, dataset):
-        """Trace Keras' predict function once, for any batch size and length, before `predict`.
+    def outputs_of(self, dataset, verbose="auto"):
+        """The model's outputs for every batch of `dataset` (inputs only), concatenated as numpy.
 
-        Left alone it traces for the first batch shape, again when the length changes and again
-        for a smaller last batch: each trace and its graph optimisation cost seconds.
+        Runs on every backend (a `ModelFunction` traced once for all batch shapes), also for
+        per-token outputs whose batches differ in length (padded with zeros to the longest).
+        `verbose="auto"` shows a progress bar only for runs of more than `QUIET_BATCHES` batches.
         """
-        self.make_predict_function()
-        if hasattr(self.predict_function, "get_concrete_function"):   # not when run_eagerly
-            self.predict_function.get_concrete_function([dataset.element_spec])
+        if self.inference_function is None:
+            self.inference_function = ModelFunction(self, lambda x: self(x, training=False))
+        self.inference_function.trace(dataset.element_spec)
+        steps = int(dataset.cardinality())
+        progress = keras.utils.Progbar(steps, verbose=progress_verbosity(verbose, steps))
+        outputs = []
+        for step, x in enumerate(dataset):
+            outputs.append(self.inference_function(x))
+            progress.update(step + 1)
+        return concatenate_padded(outputs)
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Decoded predictions as a DataFrame for raw data; Keras `predict` otherwise."""
@@ -355,11 +390,15 @@ class Task(keras.Model):
         """Write a TF SavedModel whose `serve` signature takes raw strings.
 
         It loads with plain TensorFlow once `tensorflow_text` is imported (for the WordPiece
-        op): `tf.saved_model.load(path).signatures["serve"](text=tf.constant([...]))`.
+        op): `tf.saved_model.load(path).signatures["serve"](text=tf.constant([...]))`. The
+        tokeniser is a TensorFlow graph, so under JAX or torch the export runs in a
+        TensorFlow-backend subprocess (see `export_under_tensorflow`).
 
         Example:
         >>> classifier.export("sentiment_savedmodel")
         """
+        if keras.backend.backend() != "tensorflow":
+            return export_under_tensorflow(self, path)
         archive = keras.export.ExportArchive()
         archive.track(self)
         archive.add_endpoint("serve", self.serve, input_signature=self.serving_signature())

@@ -1,9 +1,13 @@
-"""Default optimizer of kerasbert fine-tuning: AdamW, warmup + linear decay, no decay on norms and biases."""
+"""Default optimizer of kerasbert fine-tuning: AdamW, warmup + linear decay, no decay on norms and biases.
+
+The update is torch's `AdamW` (HF `Trainer`'s) on every Keras backend: written with keras.ops, with a
+fused kernel per backend where one exists (TensorFlow's `ResourceApplyAdam`, torch's `_foreach` ops).
+"""
 
 import math
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from kerasbert.training.schedules import WarmupLinearDecay
 
@@ -24,7 +28,11 @@ class AdamW(keras.optimizers.AdamW):
     slice per lookup, so a token seen twice has two): Keras squares the slices before summing the
     duplicates, which misjudges the norm and so the clipping factor; torch's `clip_grad_norm_` sees the
     summed gradient. Pre-training, whose gradients exceed the clip norm, took different steps from HF's
-    until this matched it (tests/training/test_pretraining_matches_hf.py).
+    until this matched it (tests/training/test_pretraining_matches_hf.py). JAX and torch hand over
+    dense embedding gradients, whose norm Keras computes right.
+
+    The same update runs on every backend: TensorFlow uses one fused `ResourceApplyAdam` kernel per
+    variable, torch a handful of `_foreach` kernels over all variables, JAX keras.ops under `jit`.
 
     Example:
     >>> optimizer = AdamW(learning_rate=5e-5, weight_decay=0.01, epsilon=1e-8)
@@ -40,16 +48,50 @@ class AdamW(keras.optimizers.AdamW):
         return super()._clip_gradients([summed_slices(g) for g in grads])
 
     def _apply_weight_decay(self, variables):
-        # Done in `update_step` instead, with the learning rate computed once per step (Keras
+        # Done in the update instead, with the learning rate computed once per step (Keras
         # evaluates the schedule again for every variable: hundreds of graph ops to trace).
         pass
 
-    def update_step(self, gradient, variable, learning_rate):
-        """Decoupled weight decay, then one fused Adam kernel (`ResourceApplyAdam`) per variable.
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        if keras.backend.backend() == "torch":
+            return self._torch_update_step(grads, trainable_variables, learning_rate)
+        return super()._backend_update_step(grads, trainable_variables, learning_rate)
 
-        The kernel computes `variable -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps')`;
-        with `eps' = eps * sqrt(1 - b2^t)` that equals torch's `lr * m_hat / (sqrt(v_hat) + eps)`.
+    def bias_corrections(self, dtype):
+        """`(1 - beta_1^t, 1 - beta_2^t)` of the step being taken, as `dtype` scalars.
+
+        Computed as `-expm1(t * log(beta))`: in float32, `1 - 0.999^t` loses five digits to
+        cancellation early in training (torch computes it in Python doubles).
         """
+        step = ops.cast(self.iterations + 1, dtype)
+        return tuple(-ops.expm1(step * math.log(beta)) for beta in (self.beta_1, self.beta_2))
+
+    def update_step(self, gradient, variable, learning_rate):
+        """Decoupled weight decay, then Adam with torch's epsilon placement, on one variable.
+
+        With `alpha = lr * sqrt(1 - b2^t) / (1 - b1^t)` and `eps' = eps * sqrt(1 - b2^t)`,
+        `variable -= alpha * m / (sqrt(v) + eps')` equals torch's `lr * m_hat / (sqrt(v_hat) + eps)`.
+        """
+        if keras.backend.backend() == "tensorflow":
+            return self._tensorflow_update_step(gradient, variable, learning_rate)
+        dtype = variable.dtype
+        lr = ops.cast(learning_rate, dtype)
+        gradient = ops.cast(gradient, dtype)
+        if self._use_weight_decay(variable):
+            self.assign_sub(variable, variable * (lr * ops.cast(self.weight_decay, dtype)))
+        correction_1, correction_2 = self.bias_corrections(dtype)
+        index = self._get_variable_index(variable)
+        m, v = self._momentums[index], self._velocities[index]
+        self.assign_add(m, (gradient - m) * (1 - self.beta_1))
+        self.assign_add(v, (ops.square(gradient) - v) * (1 - self.beta_2))
+        alpha = lr * ops.sqrt(correction_2) / correction_1
+        epsilon = self.epsilon * ops.sqrt(correction_2)
+        self.assign_sub(variable, m * alpha / (ops.sqrt(v) + epsilon))
+
+    def _tensorflow_update_step(self, gradient, variable, learning_rate):
+        """The same update as one `ResourceApplyAdam` kernel (it takes `eps'` as its epsilon)."""
+        import tensorflow as tf
+
         variable = variable.value if isinstance(variable, keras.Variable) else variable
         lr = tf.cast(learning_rate, variable.dtype)
         if self._use_weight_decay(variable):
@@ -72,16 +114,47 @@ class AdamW(keras.optimizers.AdamW):
             grad=tf.cast(tf.convert_to_tensor(gradient), variable.dtype),
         )
 
+    def _torch_update_step(self, grads, trainable_variables, learning_rate):
+        """The same update over all variables at once with torch's `_foreach` kernels."""
+        import torch
+
+        with torch.no_grad():
+            values = [variable.value for variable in trainable_variables]
+            indices = [self._get_variable_index(variable) for variable in trainable_variables]
+            m_list = [self._momentums[i].value for i in indices]
+            v_list = [self._velocities[i].value for i in indices]
+            grads = [g.to(value.dtype) for g, value in zip(grads, values)]
+            dtype = values[0].dtype
+            lr = ops.cast(learning_rate, dtype)
+            decayed = [value for variable, value in zip(trainable_variables, values)
+                       if self._use_weight_decay(variable)]
+            if decayed and self.weight_decay:
+                torch._foreach_mul_(decayed, 1 - lr * self.weight_decay)
+            correction_1, correction_2 = self.bias_corrections(dtype)
+            torch._foreach_lerp_(m_list, grads, 1 - self.beta_1)
+            torch._foreach_mul_(v_list, self.beta_2)
+            torch._foreach_addcmul_(v_list, grads, grads, value=1 - self.beta_2)
+            alpha = lr * torch.sqrt(correction_2) / correction_1
+            denominators = torch._foreach_sqrt(v_list)
+            torch._foreach_add_(denominators, self.epsilon * torch.sqrt(correction_2))
+            steps = torch._foreach_div(m_list, denominators)
+            torch._foreach_mul_(steps, alpha)
+            torch._foreach_sub_(values, steps)
+
 
 def summed_slices(gradient):
     """A `tf.IndexedSlices` gradient with its duplicate indices summed (one slice per row); other
-    gradients unchanged.
+    gradients (and every gradient of the JAX and torch backends) unchanged.
 
     Example:
     >>> g = tf.IndexedSlices(tf.ones((3, 2)), tf.constant([4, 4, 1]), tf.constant([5, 2]))
     >>> summed_slices(g).values.numpy().tolist()
     [[2.0, 2.0], [1.0, 1.0]]
     """
+    if keras.backend.backend() != "tensorflow":
+        return gradient
+    import tensorflow as tf
+
     if not isinstance(gradient, tf.IndexedSlices):
         return gradient
     rows, positions = tf.unique(gradient.indices)

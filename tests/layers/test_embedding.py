@@ -1,7 +1,10 @@
 import keras
 import numpy as np
+import pytest
 
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
+
+pytestmark = pytest.mark.all_backends
 
 
 def make_layer(**kwargs):
@@ -22,7 +25,7 @@ def test_sum_of_three_lookups_then_layer_norm():
     layer = make_layer()
     token_ids = np.array([[3, 7, 7, 49, 0]], "int32")
     segment_ids = np.array([[0, 0, 1, 1, 1]], "int32")
-    out = np.asarray(layer(token_ids, segment_ids))
+    out = keras.ops.convert_to_numpy(layer(token_ids, segment_ids))
 
     tokens = layer.token_embedding.embeddings.numpy()
     segments = layer.segment_embedding.embeddings.numpy()
@@ -61,9 +64,9 @@ def test_exposes_token_matrix_for_tying_and_serialises():
 def test_dropout_only_in_training():
     layer = TokenSegmentPositionEmbedding(vocabulary_size=50, hidden_dim=8, dropout=0.5)
     ids = np.ones((2, 6), "int32")
-    inference = np.asarray(layer(ids, ids * 0, training=False))
-    np.testing.assert_allclose(inference, np.asarray(layer(ids, ids * 0)), atol=0)
-    training = np.asarray(layer(ids, ids * 0, training=True))
+    inference = keras.ops.convert_to_numpy(layer(ids, ids * 0, training=False))
+    np.testing.assert_allclose(inference, keras.ops.convert_to_numpy(layer(ids, ids * 0)), atol=0)
+    training = keras.ops.convert_to_numpy(layer(ids, ids * 0, training=True))
     assert (training == 0).mean() > 0.2
     assert keras.saving.get_registered_name(TokenSegmentPositionEmbedding) == (
         "kerasbert>TokenSegmentPositionEmbedding"

@@ -44,6 +44,7 @@ def hf_trainer_run(folder, batches, labels, hf_trainer_epochs):
     return hf_trainer_epochs(model, batches, EPOCHS, LEARNING_RATE), model.eval()
 
 
+@pytest.mark.all_backends
 def test_default_fit_takes_the_same_steps_as_hf_trainer(checkpoint, hf_trainer_epochs):
     classifier = BertClassifier.from_preset(
         str(checkpoint), num_classes=2, sequence_length=LENGTH, dropout=0.0,

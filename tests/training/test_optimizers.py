@@ -1,4 +1,5 @@
-"""The default optimizer: the global norm of embedding gradients with repeated tokens, steps equal to torch AdamW."""
+"""The default optimizer: the global norm of embedding gradients with repeated tokens, steps equal to torch AdamW
+on every Keras backend (TensorFlow's fused kernel, torch's `_foreach` kernels, JAX's keras.ops)."""
 
 import keras
 import numpy as np
@@ -29,7 +30,16 @@ def test_clipping_uses_the_norm_of_the_summed_gradient():
     np.testing.assert_allclose(variable[0], [-1.0, -1.0], rtol=1e-4)  # Adam's first step: -lr * sign
 
 
-def test_steps_equal_torch_adamw_with_decay_only_where_it_belongs():
+def kernel_gradient(gradient):
+    """TensorFlow: the sparse `IndexedSlices` an embedding lookup gives; other backends: dense."""
+    if keras.backend.backend() == "tensorflow":
+        return tf.IndexedSlices(tf.constant(gradient), tf.range(gradient.shape[0]), tf.constant(gradient.shape))
+    return keras.ops.convert_to_tensor(gradient)
+
+
+@pytest.mark.all_backends
+@pytest.mark.parametrize("clip", [None, 1.0])
+def test_steps_equal_torch_adamw_with_decay_only_where_it_belongs(clip):
     # Ten steps on a kernel (decayed, an embedding-style sparse gradient) and a bias (not decayed,
     # gradients of 1e-8 so that where epsilon sits matters), against torch.optim.AdamW.
     torch = pytest.importorskip("torch", reason="the reference needs torch: pip install torch==2.13.0")
@@ -37,7 +47,7 @@ def test_steps_equal_torch_adamw_with_decay_only_where_it_belongs():
     start = {"kernel": rng.normal(size=(4, 3)).astype("float32"), "bias": rng.normal(size=3).astype("float32")}
     grads = [{"kernel": rng.normal(size=(4, 3)).astype("float32"),
               "bias": (1e-8 * rng.normal(size=3)).astype("float32")} for _ in range(10)]
-    optimizer = create_optimizer(total_steps=10, learning_rate=0.1, global_clipnorm=None)
+    optimizer = create_optimizer(total_steps=10, learning_rate=0.1, global_clipnorm=clip)
     kernel = keras.Variable(start["kernel"], name="kernel")
     bias = keras.Variable(start["bias"], name="bias")
     optimizer.build([kernel, bias])
@@ -46,17 +56,20 @@ def test_steps_equal_torch_adamw_with_decay_only_where_it_belongs():
                                          {"params": [reference["bias"]], "weight_decay": 0.0}],
                                         lr=0.1, betas=(0.9, 0.999), eps=1e-8)
     for grad in grads:
-        sparse_kernel_grad = tf.IndexedSlices(tf.constant(grad["kernel"]), tf.range(4), tf.constant([4, 3]))
         learning_rate = float(optimizer.learning_rate)
-        optimizer.apply_gradients([(sparse_kernel_grad, kernel), (tf.constant(grad["bias"]), bias)])
+        optimizer.apply_gradients([(kernel_gradient(grad["kernel"]), kernel),
+                                   (keras.ops.convert_to_tensor(grad["bias"]), bias)])
         for group in torch_optimizer.param_groups:
             group["lr"] = learning_rate
         for name, parameter in reference.items():
             parameter.grad = torch.tensor(grad[name])
+        if clip:
+            torch.nn.utils.clip_grad_norm_(list(reference.values()), clip)
         torch_optimizer.step()
     # float32 rounding over ten steps of size 0.1; a misplaced epsilon or decay moves them by > 1e-3.
     np.testing.assert_allclose(kernel.numpy(), reference["kernel"].detach().numpy(), atol=2e-6)
     np.testing.assert_allclose(bias.numpy(), reference["bias"].detach().numpy(), atol=2e-6)
+    assert np.abs(kernel.numpy() - start["kernel"]).min() > 1e-2  # every weight moved
 
 
 def test_amsgrad_is_refused_rather_than_ignored():
