@@ -210,7 +210,7 @@ class BertPretrainer(Task):
             dupe_factor=self.dupe_factor, seed=seed, text_column=self.text_column,
         )
         if fit_role is not None:
-            check_batches_split_evenly(int(examples["token_ids"].nrows()), batch_size, fit_role)
+            check_batches_split_evenly(int(examples["token_ids"].nrows()), batch_size, fit_role, model=self)
         if masking == "static":
             examples.update(masker(examples["token_ids"]))
         dataset = make_batched_dataset(

@@ -11,6 +11,7 @@ A subclass builds its graph in `__init__` and implements four hooks:
 -> DataFrame and `score(outputs, prepared)` -> dict of metrics.
 """
 
+import contextlib
 import dataclasses
 import warnings
 
@@ -26,7 +27,12 @@ from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
-from kerasbert.training.distribution import check_batches_split_evenly, check_dataset_splits_evenly, rows_of
+from kerasbert.training.distribution import (
+    check_batches_split_evenly,
+    check_dataset_splits_evenly,
+    check_weights_are_trainable,
+    rows_of,
+)
 from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
 DEFAULT_BATCH_SIZE = 32
@@ -100,6 +106,18 @@ def progress_verbosity(verbose, steps):
     if verbose == "auto":
         return 1 if steps > QUIET_BATCHES else 0
     return verbose
+
+
+def batch_spec(epoch_iterator):
+    """The shapes and dtypes of a batch, for Keras' symbolic build, without reading one.
+
+    Keras reads a batch for it through a fresh iterator (JAX and torch on every first `fit`,
+    TensorFlow under a `tf.distribute` strategy): with a dataset that reshuffles each iteration,
+    that iterator uses up the first shuffle, so epoch 1 trained on the second order (two
+    MirroredStrategy replicas took other steps than one device). The dataset's spec says as much.
+    """
+    return keras.tree.map_structure(lambda spec: keras.KerasTensor(spec.shape, spec.dtype.name),
+                                    epoch_iterator.data_adapter.get_tf_dataset().element_spec)
 
 
 def in_input_order(outputs, order):
@@ -267,16 +285,18 @@ class Task(keras.Model):
         with warnings.catch_warnings():
             if not self.uses_pooled_output:
                 warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler/")
-            return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, learning_rate,
-                                          seed, group_by_length, **kwargs)
+            with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
+                return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, learning_rate,
+                                              seed, group_by_length, **kwargs)
 
     def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, learning_rate, seed,
                           group_by_length, **kwargs):
+        check_weights_are_trainable(self)
         if not is_raw(x):
             if isinstance(x, tf.data.Dataset):
                 check_dataset_splits_evenly(x)
             elif isinstance(x, dict) or hasattr(x, "shape"):
-                check_batches_split_evenly(rows_of(x), batch_size or DEFAULT_BATCH_SIZE)
+                check_batches_split_evenly(rows_of(x), batch_size or DEFAULT_BATCH_SIZE, model=self)
             if not self.compiled or self.default_compiled:
                 steps = self.steps_of(x, batch_size) * epochs
                 self.compile_defaults(steps, learning_rate)
@@ -287,10 +307,11 @@ class Task(keras.Model):
             raise ValueError("With a DataFrame, labels come from its label column; do not pass `y`.")
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         prepared = self.prepare(x, with_labels=True, training=True)
-        check_batches_split_evenly(len(self.example_lengths(prepared)), batch_size)
+        check_batches_split_evenly(len(self.example_lengths(prepared)), batch_size, model=self)
         if is_raw(validation_data):
             validation = self.prepare(validation_data, with_labels=True)
-            check_batches_split_evenly(len(self.example_lengths(validation)), batch_size, "the validation data")
+            check_batches_split_evenly(len(self.example_lengths(validation)), batch_size, "the validation data",
+                                       model=self)
             validation_data = self.batches(validation, with_labels=True, batch_size=batch_size,
                                            order=self.length_order(validation))
         if kwargs.get("class_weight") == "balanced":
@@ -302,6 +323,19 @@ class Task(keras.Model):
         kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
         self.build_optimizer()
         return super().fit(train, epochs=epochs, validation_data=validation_data, **kwargs)
+
+    def strategy_scope(self):
+        """TensorFlow: the scope of the `tf.distribute` strategy this model was built under (its
+        optimizer's variables must be mirrored too); other backends: no scope."""
+        if keras.backend.backend() == "tensorflow":
+            return self.distribute_strategy.scope()
+        return contextlib.nullcontext()
+
+    def _symbolic_build(self, iterator=None, data_batch=None):
+        super()._symbolic_build(data_batch=data_batch if data_batch is not None else batch_spec(iterator))
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):  # TensorFlow under tf.distribute
+        super()._maybe_symbolic_build(data_batch=data_batch if data_batch is not None else batch_spec(iterator))
 
     def build_optimizer(self):
         """Create the optimizer's slot variables before `fit` traces its train function.

@@ -6,9 +6,11 @@ from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import apply_checkpoint, export_hf_weights
+from kerasbert.models.layout_map import backbone_weight_shapes, bert_layout_map, check_layouts_fit
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.training.distribution import check_dtype_fits_the_device
 
 TOKENIZER_SETTINGS = ("lowercase", "strip_accents", "tokenize_chinese_chars")
 
@@ -92,6 +94,9 @@ class BertBackbone(keras.Model):
         **kwargs,
     ):
         block_class = resolve_block_class(encoder_block)
+        check_dtype_fits_the_device(dtype)
+        check_layouts_fit(backbone_weight_shapes(vocabulary_size, num_layers, hidden_dim, intermediate_dim,
+                                                 max_sequence_length, num_segments, normalize_first))
 
         # === Layers ===
         embedding = TokenSegmentPositionEmbedding(
@@ -155,6 +160,20 @@ class BertBackbone(keras.Model):
         self.encoder_blocks = blocks
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
+
+    @staticmethod
+    def get_layout_map(device_mesh, model_parallel_dim_name="model", data_parallel_dim_name="batch"):
+        """A `keras.distribution.LayoutMap` for `ModelParallel` training (Megatron layout; see
+        `kerasbert.models.layout_map`). A backbone built under a distribution whose map does not
+        fit its shapes raises a ValueError naming the weight.
+
+        Example:
+        >>> mesh = keras.distribution.DeviceMesh((1, 2), ("batch", "model"), keras.distribution.list_devices())
+        >>> parallel = keras.distribution.ModelParallel(layout_map=BertBackbone.get_layout_map(mesh))
+        >>> with parallel.scope():
+        ...     classifier = BertClassifier.from_preset("bert_base_en_uncased", num_classes=2)
+        """
+        return bert_layout_map(device_mesh, model_parallel_dim_name, data_parallel_dim_name)
 
     @property
     def token_embedding(self):

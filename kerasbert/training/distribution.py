@@ -1,9 +1,10 @@
-"""Checks for training under a `keras.distribution` (JAX): every batch must split over the devices.
+"""Checks for data-parallel training: every batch should split evenly over the devices.
 
-`keras.distribution.DataParallel` and `ModelParallel` cut each batch into equal pieces along the
-mesh's batch axis; JAX cannot place a batch of 7 on 2 devices. `check_batches_split_evenly` finds
-such a batch before training starts and says how to fix it. TensorFlow's `MirroredStrategy` splits
-uneven batches itself, so it needs no check.
+`keras.distribution.DataParallel` and `ModelParallel` (JAX) cut each batch into equal pieces along
+the mesh's batch axis; JAX cannot place a batch of 7 on 2 devices, so such a batch is an error,
+found before training starts. A `tf.distribute` strategy (MirroredStrategy, TPUStrategy) splits it
+4 + 3, but its loss is then the mean of the replicas' means, not of the 7 examples: a step unlike
+one device's on the same batch, so it gets a warning.
 
 Example:
 >>> keras.distribution.set_distribution(keras.distribution.DataParallel())
@@ -11,6 +12,8 @@ Example:
 2
 >>> check_batches_split_evenly(31, 8)  # ValueError: batch 3 of the training data has 7 examples
 """
+
+import warnings
 
 import keras
 
@@ -24,21 +27,36 @@ def batch_shards():
     return mesh.shape[mesh.axis_names.index(distribution.batch_dim_name)]
 
 
-def check_batches_split_evenly(rows, batch_size, what="the training data"):
-    """ValueError naming the first batch of `rows` examples in batches of `batch_size` (the last one
-    holds the remainder) that the active distribution cannot split over its devices."""
+def tf_distribute_replicas(model):
+    """Replicas of the `tf.distribute` strategy `model` was built under (1: none, or not TensorFlow)."""
+    if keras.backend.backend() != "tensorflow":
+        return 1
+    return model.distribute_strategy.num_replicas_in_sync
+
+
+def check_batches_split_evenly(rows, batch_size, what="the training data", model=None):
+    """For the first batch of `rows` examples in batches of `batch_size` (the last one holds the
+    remainder) that does not split over the devices: a ValueError under a `keras.distribution`, a
+    warning under the `tf.distribute` strategy of `model`."""
     shards = batch_shards()
+    strict = shards > 1
+    if not strict and model is not None:
+        shards = tf_distribute_replicas(model)
     if shards == 1:
         return
     for index, size in enumerate(batch_sizes(rows, batch_size)):
         if size % shards:
-            raise ValueError(
-                f"Batch {index} of {what} has {size} examples ({rows} in batches of {batch_size}), "
-                f"which the active {type(keras.distribution.distribution()).__name__} distribution "
-                f"cannot split over its {shards} devices. Make every batch a multiple of {shards}: "
-                f"a batch_size that is, and a number of examples that is (drop "
-                f"{size % shards} or add {shards - size % shards})."
-            )
+            problem = (f"Batch {index} of {what} has {size} examples ({rows} in batches of {batch_size}), "
+                       f"which does not split evenly over the {shards} devices")
+            fix = (f"Make every batch a multiple of {shards}: a batch_size that is, and a number of "
+                   f"examples that is (drop {size % shards} or add {shards - size % shards}).")
+            if strict:
+                raise ValueError(f"{problem} of the active {type(keras.distribution.distribution()).__name__} "
+                                 f"distribution. {fix}")
+            warnings.warn(f"{problem} of the tf.distribute strategy: its loss will be the mean of the "
+                          f"replicas' means, not of its examples (a step unlike one device's). {fix}",
+                          stacklevel=4)
+            return
 
 
 def check_dataset_splits_evenly(dataset, what="the training data"):
@@ -66,3 +84,48 @@ def rows_of(x):
     """Examples in Keras-level array data (a dict of arrays or an array)."""
     first = next(iter(x.values())) if isinstance(x, dict) else x
     return int(first.shape[0]) if hasattr(first, "shape") else len(first)
+
+
+def has_accelerator():
+    """Whether the Keras backend sees a GPU or TPU (on torch: CUDA or Apple MPS)."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return bool(tf.config.list_physical_devices("GPU") or tf.config.list_physical_devices("TPU"))
+    if backend == "jax":
+        import jax
+
+        return any(device.platform != "cpu" for device in jax.devices())
+    if backend == "torch":
+        import torch
+
+        return torch.cuda.is_available() or torch.backends.mps.is_available()
+    return False
+
+
+def check_dtype_fits_the_device(dtype):
+    """ValueError for a float16 compute dtype (`"float16"`, `"mixed_float16"`) without a GPU or TPU.
+
+    The CPU kernels of these backends have no fast float16 matrix arithmetic, and on the CPU
+    `"float16"` training failed inside TensorFlow's optimizer and gave NaN losses on JAX and torch,
+    so a CPU run is refused rather than left to fail or crawl. bfloat16 is the CPU's reduced
+    precision.
+    """
+    policy = keras.dtype_policies.get(dtype) if dtype is not None else keras.config.dtype_policy()
+    if policy.compute_dtype == "float16" and not has_accelerator():
+        raise ValueError(
+            f"dtype={policy.name!r} needs a GPU or TPU, and the {keras.backend.backend()} backend sees "
+            f"none, and its CPU kernels have no fast float16 arithmetic. Use dtype='mixed_bfloat16' (fast on CPUs with "
+            f"AVX512-BF16 or AMX) or the default float32."
+        )
+
+
+def check_weights_are_trainable(model):
+    """ValueError for float16 weights (`dtype="float16"`): AdamW's epsilon (1e-8) and small second
+    moments underflow in float16, so the first update divides by zero (NaN losses). Mixed precision
+    keeps float32 weights."""
+    if any(variable.trainable and variable.dtype == "float16" for variable in model.weights):
+        raise ValueError("This model's weights are float16, which AdamW cannot train (its updates "
+                         "underflow to NaN). Build it with dtype='mixed_float16' (float32 weights, "
+                         "float16 compute) to fine-tune.")

@@ -31,6 +31,10 @@ class AdamW(keras.optimizers.AdamW):
     until this matched it (tests/training/test_pretraining_matches_hf.py). JAX and torch hand over
     dense embedding gradients, whose norm Keras computes right.
 
+    Under `tf.distribute` (MirroredStrategy, TPUStrategy) the gradients are summed over replicas
+    before the clipping, not after: Keras clips each replica's partial gradient by its own norm, so
+    two replicas took other steps than one device with the same global batch.
+
     The same update runs on every backend: TensorFlow uses one fused `ResourceApplyAdam` kernel per
     variable, torch a handful of `_foreach` kernels over all variables, JAX keras.ops under `jit`.
 
@@ -45,7 +49,11 @@ class AdamW(keras.optimizers.AdamW):
         super().__init__(*args, **kwargs)
 
     def _clip_gradients(self, grads):
-        return super()._clip_gradients([summed_slices(g) for g in grads])
+        return super()._clip_gradients(summed_over_replicas([summed_slices(g) for g in grads]))
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # TensorFlow: `_clip_gradients` has summed them over replicas already (see summed_over_replicas).
+        return grads_and_vars
 
     def _apply_weight_decay(self, variables):
         # Done in the update instead, with the learning rate computed once per step (Keras
@@ -160,6 +168,23 @@ def summed_slices(gradient):
     rows, positions = tf.unique(gradient.indices)
     values = tf.math.unsorted_segment_sum(gradient.values, positions, tf.shape(rows)[0])
     return tf.IndexedSlices(values, rows, gradient.dense_shape)
+
+
+def summed_over_replicas(grads):
+    """TensorFlow, inside a `tf.distribute` replica step with several replicas: the gradients summed
+    over the replicas (what Keras does after clipping; done here so the clip sees the global norm),
+    embedding gradients as dense tensors, as torch's DistributedDataParallel sums them. Otherwise unchanged. `None` gradients (weights the loss does not reach) stay `None`."""
+    if keras.backend.backend() != "tensorflow":
+        return grads
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return grads
+    # Dense: replicas see different tokens, so their IndexedSlices differ in shape, which collectives reject.
+    present = [tf.convert_to_tensor(g) for g in grads if g is not None]
+    reduced = iter(context.all_reduce(tf.distribute.ReduceOp.SUM, present) if present else [])
+    return [None if g is None else next(reduced) for g in grads]
 
 
 def default_learning_rate(hidden_dim):
