@@ -77,11 +77,27 @@ def emit(result):
     print(json.dumps(result), flush=True)
 
 
-def run_worker(script, *args, timeout=None):
-    """Run `python benchmarks/<script> *args` in a fresh process and return the dict it `emit`s."""
+def run_worker(script, *args, timeout=None, keras_backend=None):
+    """Run `python benchmarks/<script> *args` in a fresh process (with `KERAS_BACKEND=keras_backend`
+    when given) and return the dict it `emit`s."""
     command = [sys.executable, str(BENCHMARKS / script), *map(str, args)]
-    done = subprocess.run(command, cwd=REPO, env={**os.environ, **QUIET_ENV}, capture_output=True,
+    backend = {"KERAS_BACKEND": keras_backend} if keras_backend else {}
+    done = subprocess.run(command, cwd=REPO, env={**os.environ, **QUIET_ENV, **backend}, capture_output=True,
                           text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+KERAS_BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def runs_of(frameworks, backends):
+    """(label, framework, Keras backend) of each run: the Keras frameworks once per backend, HF once.
+
+    >>> runs_of(["kerasbert", "hf"], ["tensorflow", "torch"])[1]
+    ('kerasbert (torch)', 'kerasbert', 'torch')
+    """
+    return [(f"{framework} ({backend})", framework, backend)
+            for framework in frameworks if framework != "hf" for backend in backends] + (
+        [("hf", "hf", None)] if "hf" in frameworks else [])

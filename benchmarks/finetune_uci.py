@@ -24,8 +24,11 @@ Each run is a fresh process; "seconds" runs from loading the model to the test a
 imports and reading the data not included: see `import_time.py`), "process s" is the whole
 subprocess. Peak memory is the process's VmHWM (peak resident set) read at its end.
 
+The Keras frameworks run once per `--backends` entry (KERAS_BACKEND); HF once.
+
 Run:
     .venv/bin/python benchmarks/finetune_uci.py [--dtype mixed_bfloat16] [--seeds 0 1 2 3 4]
+        [--backends tensorflow jax torch]
 Smoke test: --limit 64 (the first 64 rows of each split)
 """
 
@@ -33,7 +36,7 @@ import argparse
 import importlib
 import time
 
-from _timing import cores, emit, markdown_table, median, peak_memory_mib, ratio, run_worker
+from _timing import KERAS_BACKENDS, cores, emit, markdown_table, median, peak_memory_mib, ratio, run_worker, runs_of
 
 FRAMEWORKS = ("kerasbert", "keras-hub", "hf")
 PRESET, SEQUENCE_LENGTH, BATCH_SIZE, LEARNING_RATE = "all_minilm_l6_v2_en", 128, 32, 5e-5
@@ -134,29 +137,30 @@ def worker(framework, dtype, limit, seed):
             "train_rows": len(train), "test_rows": len(test)}
 
 
-def report(dtype="float32", limit=None, frameworks=FRAMEWORKS, seeds=(0,)):
-    """One run per framework and seed (seeds outermost, so drift hits all frameworks alike); the
-    table gives each seed's accuracy, their mean, and median times and peak memory."""
+def report(dtype="float32", limit=None, frameworks=FRAMEWORKS, seeds=(0,), backends=("tensorflow",)):
+    """One run per framework (per Keras backend) and seed (seeds outermost, so drift hits all alike);
+    the table gives each seed's accuracy, their mean, and median times and peak memory."""
     extra = ["--limit", limit] if limit else []
-    runs = {framework: [] for framework in frameworks}
+    runs = {label: [] for label, _, _ in runs_of(frameworks, backends)}
     for seed in seeds:
-        for framework in frameworks:
+        for label, framework, backend in runs_of(frameworks, backends):
             start = time.perf_counter()
             result = run_worker("finetune_uci.py", "--worker", framework, "--dtype", dtype, "--seed", seed,
-                                *extra)
-            runs[framework].append({**result, "process_seconds": time.perf_counter() - start})
-    seconds = {framework: median([r["seconds"] for r in results]) for framework, results in runs.items()}
-    rows = [[framework, " / ".join(f"{r['accuracy']:.3f}" for r in results),
-             f"{sum(r['accuracy'] for r in results) / len(results):.3f}", seconds[framework],
+                                *extra, keras_backend=backend)
+            runs[label].append({**result, "process_seconds": time.perf_counter() - start})
+    seconds = {label: median([r["seconds"] for r in results]) for label, results in runs.items()}
+    reference = f"kerasbert ({backends[0]})"
+    rows = [[label, " / ".join(f"{r['accuracy']:.3f}" for r in results),
+             f"{sum(r['accuracy'] for r in results) / len(results):.3f}", seconds[label],
              median([r["process_seconds"] for r in results]), round(max(r["peak_mib"] for r in results)),
-             ratio(seconds[framework], seconds.get("kerasbert"))]
-            for framework, results in runs.items()]
-    first = runs[frameworks[0]][0]
+             ratio(seconds[label], seconds.get(reference))]
+            for label, results in runs.items()]
+    first = next(iter(runs.values()))[0]
     return "\n\n".join([
         f"## UCI sentiment fine-tuning (train {first['train_rows']:,}, test {first['test_rows']:,}, "
         f"all-MiniLM-L6-v2, 1 epoch, batch 32, {dtype}, seeds {', '.join(map(str, seeds))})",
         markdown_table(["framework", "accuracy per seed", "mean accuracy", "seconds (median)",
-                        "process s", "peak MiB", "its time / kerasbert's"], rows),
+                        "process s", "peak MiB", f"its time / {reference}'s"], rows),
     ])
 
 
@@ -164,6 +168,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtype", choices=("float32", "mixed_bfloat16"), default="float32")
     parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=list(FRAMEWORKS))
+    parser.add_argument("--backends", nargs="+", choices=KERAS_BACKENDS, default=["tensorflow"],
+                        help="Keras backends for kerasbert and keras-hub")
     parser.add_argument("--limit", type=int, help="only the first N rows of each split (smoke tests)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0],
                         help="one run per seed (shuffling, head initialisation, dropout)")
@@ -173,7 +179,7 @@ def main():
     if args.worker:
         emit(worker(args.worker, args.dtype, args.limit, args.seed))
     else:
-        print(report(args.dtype, args.limit, args.frameworks, args.seeds))
+        print(report(args.dtype, args.limit, args.frameworks, args.seeds, args.backends))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The benchmark suite of issue 6 in one command: prints markdown tables and writes `benchmarks/results.md`.
 
 Parts (each also runnable alone, see its docstring): `matmul` (matmul_ceiling.py), `throughput`
-(throughput.py, once per `--variants` entry: dtype, `+jit` for Keras XLA; it also runs `matmul`,
-whose ceiling its utilisation needs), `tokenization`
+(throughput.py, once per `--variants` entry: dtype, `+jit` for Keras XLA; Keras frameworks once per
+`--backends` entry; it also runs `matmul`, whose ceiling its utilisation needs), `tokenization`
 (tokenization.py), `finetune` (finetune_uci.py, once per `--finetune-dtypes` entry) and `import`
 (import_time.py). Every measurement runs in a fresh subprocess; this process imports no framework.
 The results file starts with the date, the machine (CPU model, cores, memory), the library versions,
@@ -32,7 +32,7 @@ import import_time
 import matmul_ceiling
 import throughput
 import tokenization
-from _timing import REPO, cores
+from _timing import KERAS_BACKENDS, REPO, cores
 
 PARTS = ("matmul", "throughput", "tokenization", "finetune", "import")
 VARIANTS = ("float32", "float32+jit", "mixed_bfloat16", "mixed_bfloat16+jit")
@@ -80,8 +80,9 @@ def sections(args):
     if "throughput" in args.parts:
         for variant in args.variants:
             dtype, _, jit = variant.partition("+")
-            frameworks, note = frameworks_for(dtype, throughput.FRAMEWORKS, measured)
-            options = ["--presets", *args.presets, "--frameworks", *frameworks, "--repeats", str(args.repeats),
+            frameworks, backends, note = frameworks_for(dtype, throughput.FRAMEWORKS, args.backends, measured)
+            options = ["--presets", *args.presets, "--frameworks", *frameworks, "--backends", *backends,
+                       "--repeats", str(args.repeats),
                        "--steps", str(args.steps), "--warmup", str(args.warmup), "--dtype", dtype]
             options += ["--jit"] if jit else []
             yield f"throughput {variant}", note + throughput.report(
@@ -90,26 +91,27 @@ def sections(args):
         yield "tokenization", tokenization.report(args.repeats, args.limit)
     if "finetune" in args.parts:
         for dtype in args.finetune_dtypes:
-            frameworks, note = frameworks_for(dtype, finetune_uci.FRAMEWORKS, measured)
-            yield f"finetune {dtype}", note + finetune_uci.report(dtype, args.limit, frameworks)
+            frameworks, backends, note = frameworks_for(dtype, args.finetune_frameworks, args.backends, measured)
+            yield f"finetune {dtype}", note + finetune_uci.report(dtype, args.limit, frameworks,
+                                                                backends=backends)
     if "import" in args.parts:
         yield "import", import_time.report(args.repeats)
 
 
-def frameworks_for(dtype, frameworks, measured):
-    """The frameworks to run in `dtype`, and a note on any left out.
+def frameworks_for(dtype, frameworks, backends, measured):
+    """The frameworks and Keras backends to run in `dtype`, and a note on any left out.
 
-    HF runs on CPU torch: where torch's bf16 matmul is under a quarter of its fp32 rate (no bf16
-    kernels for the CPU, as on AVX2-only Zen 3: see `results.md`), its bf16 runs would take hours
-    and measure nothing but that, so they are left out and the note says why.
+    HF and the torch backend run on CPU torch: where torch's bf16 matmul is under a quarter of its
+    fp32 rate (no bf16 kernels for the CPU, as on AVX2-only Zen 3: see `results.md`), their bf16 runs
+    would take hours and measure nothing but that, so they are left out and the note says why.
     """
     torch_rates = measured["torch"] if measured else None
     if dtype == "float32" or not torch_rates or torch_rates["bfloat16"] >= 0.25 * torch_rates["float32"]:
-        return list(frameworks), ""
-    note = (f"_HF transformers left out: CPU torch multiplies bf16 matrices at "
+        return list(frameworks), list(backends), ""
+    note = (f"_HF transformers and the torch backend left out: CPU torch multiplies bf16 matrices at "
             f"{torch_rates['bfloat16']:.1f} GFLOP/s against {torch_rates['float32']:.1f} in fp32 on this "
             f"machine (no bf16 kernels for its CPU)._\n\n")
-    return [f for f in frameworks if f != "hf"], note
+    return [f for f in frameworks if f != "hf"], [b for b in backends if b != "torch"], note
 
 
 def main():
@@ -124,6 +126,10 @@ def main():
                         default=["float32", "float32+jit", "mixed_bfloat16"], help="throughput: dtype[+jit]")
     parser.add_argument("--finetune-dtypes", nargs="+", choices=("float32", "mixed_bfloat16"),
                         default=["float32", "mixed_bfloat16"])
+    parser.add_argument("--backends", nargs="+", choices=KERAS_BACKENDS, default=list(KERAS_BACKENDS),
+                        help="throughput and finetune: the Keras backends of kerasbert and keras-hub")
+    parser.add_argument("--finetune-frameworks", nargs="+", choices=finetune_uci.FRAMEWORKS,
+                        default=list(finetune_uci.FRAMEWORKS))
     parser.add_argument("--ceiling-sizes", type=int, nargs="+", default=[1024, 2048, 4096])
     parser.add_argument("--limit", type=int, help="tokenization and finetune: first N rows (smoke tests)")
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "results.md")

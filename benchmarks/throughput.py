@@ -23,16 +23,24 @@ sequence of T tokens through L layers of hidden h and intermediate i:
     training = 3 * forward (the backward pass costs two forward passes).
 Utilisation = achieved GFLOP/s / the machine's matmul ceiling of the same dtype (`matmul_ceiling.py`).
 
+The Keras frameworks run once per `--backends` entry (KERAS_BACKEND=tensorflow, jax, torch): on JAX
+the step is always `jax.jit`-compiled (Keras' default there, which the task models use; with
+`jit_compile=False` Keras runs JAX op by op), on torch always eager (`--jit` would be torch.compile,
+which the task models do not use); `--jit` applies to TensorFlow. The ratios take kerasbert's best
+backend against keras-hub on that backend and against HF; "model-shape ceiling" is the best rate of
+the model's own matrix multiplies (`matmul_ceiling.py --preset`), the ceiling a BERT step can reach.
+
 Run:
     .venv/bin/python benchmarks/throughput.py [--presets bert_small_en_uncased all_minilm_l6_v2_en]
         [--repeats 5] [--steps 5] [--warmup 3] [--jit] [--dtype mixed_bfloat16]
+        [--backends tensorflow jax torch]
 Smoke test: --presets bert_tiny_en_uncased --repeats 1 --steps 2 --warmup 1 --ceiling-sizes 256
 """
 
 import argparse
 
 import matmul_ceiling
-from _timing import cores, emit, markdown_table, median, ratio, run_worker, timed
+from _timing import KERAS_BACKENDS, cores, emit, markdown_table, median, ratio, run_worker, runs_of, timed
 
 FRAMEWORKS = ("kerasbert", "keras-hub", "hf")
 DEFAULT_PRESETS = ("bert_small_en_uncased", "all_minilm_l6_v2_en")
@@ -67,8 +75,11 @@ def keras_steps(framework, config, batch, labels, dtype, jit):
     inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in batch}
     logits = keras.layers.Dense(NUM_CLASSES, dtype="float32")(backbone(inputs)["pooled_output"])
     model = keras.Model(inputs, logits)
+    # JAX: jit_compile=False would run every op eagerly; Keras' default there (and the task models') jits.
+    # torch: jit_compile=True would be torch.compile, which the task models do not use.
+    jit_compile = {"jax": True, "torch": False}.get(keras.backend.backend(), jit)
     model.compile(optimizer=keras.optimizers.AdamW(5e-5, weight_decay=0.01),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit)
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit_compile)
     return (lambda: model.train_on_batch(batch, labels)), (lambda: model.predict_on_batch(batch))
 
 
@@ -137,48 +148,65 @@ def forward_flops(config, length):
 
 
 def measure(args):
-    """{preset: {framework: worker result}}, each in a fresh process."""
+    """{preset: {label: worker result}}, each run in a fresh process (see `runs_of`)."""
     options = ["--modes", *args.modes, "--repeats", args.repeats, "--steps", args.steps,
                "--warmup", args.warmup, "--batch-size", args.batch_size,
                "--sequence-length", args.sequence_length, "--dtype", args.dtype]
     if args.jit:
         options.append("--jit")
-    return {preset: {framework: run_worker("throughput.py", "--worker", framework, "--preset", preset,
-                                           *options)
-                     for framework in args.frameworks}
+    return {preset: {label: run_worker("throughput.py", "--worker", framework, "--preset", preset, *options,
+                                       keras_backend=backend)
+                     for label, framework, backend in runs_of(args.frameworks, args.backends)}
+            for preset in args.presets}
+
+
+def model_shape_ceilings(args):
+    """{preset: best GFLOP/s of its own matmuls, over TF, torch and JAX} (matmul_ceiling.py --config)."""
+    dtype = "bfloat16" if args.dtype == "mixed_bfloat16" else "float32"
+    return {preset: max(rates[dtype] for rates in matmul_ceiling.measure_model_shapes(
+                preset, args.batch_size * args.sequence_length, args.repeats, [dtype]).values())
             for preset in args.presets}
 
 
 def report(args, ceiling):
-    """Markdown: throughput, GFLOP/s and utilisation per preset and framework, then the ratios."""
+    """Markdown: throughput, GFLOP/s and utilisation per preset and run, then the ratios."""
     measured = measure(args)
     ceiling_gflops = ceiling["bfloat16" if args.dtype == "mixed_bfloat16" else "float32"]
+    shape_ceilings = model_shape_ceilings(args)
     settings = (f"batch {args.batch_size} x length {args.sequence_length}, {args.dtype}, "
-                f"Keras jit_compile={args.jit}, median of {args.repeats} x {args.steps} steps "
-                f"after {args.warmup} warm-up steps; ceiling {ceiling_gflops:,.0f} GFLOP/s")
+                f"Keras jit_compile={args.jit} (JAX: always), median of {args.repeats} x {args.steps} steps "
+                f"after {args.warmup} warm-up steps; square-matmul ceiling {ceiling_gflops:,.0f} GFLOP/s")
     rows, ratio_rows = [], []
     for preset, results in measured.items():
         medians = {}
-        for framework, result in results.items():
+        for label, result in results.items():
             flops = forward_flops(result["config"], args.sequence_length)
-            row = [preset, framework]
+            row = [preset, label]
             for mode, multiple in (("train", 3), ("infer", 1)):
                 if mode in result:
-                    speed = medians[framework, mode] = median(result[mode])
+                    speed = medians[label, mode] = median(result[mode])
                     gflops = speed * multiple * flops / 1e9
-                    row += [speed, gflops, f"{100 * gflops / ceiling_gflops:.0f}%"]
+                    row += [speed, gflops, f"{100 * gflops / shape_ceilings[preset]:.0f}%"]
                 else:
                     row += ["-", "-", "-"]
             rows.append(row)
         for mode in args.modes:
-            ours = medians.get(("kerasbert", mode))
-            ratio_rows.append([preset, mode, ratio(ours, medians.get(("keras-hub", mode))),
-                               ratio(ours, medians.get(("hf", mode)))])
+            ours = {backend: medians.get((f"kerasbert ({backend})", mode)) for backend in args.backends}
+            best = max((backend for backend in ours if ours[backend]), key=ours.get, default=None)
+            if best is None:
+                continue
+            ratio_rows.append([preset, mode, best, ratio(ours[best], medians.get((f"keras-hub ({best})", mode))),
+                               ratio(ours[best], medians.get(("hf", mode))),
+                               *(ratio(ours[backend], ours.get("tensorflow")) for backend in args.backends)])
     return "\n\n".join([
         f"## Fixed-shape throughput ({settings})",
-        markdown_table(["preset", "framework", "train seq/s", "train GFLOP/s", "train util.",
+        "Model-shape ceilings (the best rate of each preset's own matmuls, any framework): "
+        + ", ".join(f"{preset} {rate:,.0f} GFLOP/s" for preset, rate in shape_ceilings.items())
+        + ". Utilisation is against it.",
+        markdown_table(["preset", "run", "train seq/s", "train GFLOP/s", "train util.",
                         "infer seq/s", "infer GFLOP/s", "infer util."], rows),
-        markdown_table(["preset", "mode", "kerasbert / keras-hub", "kerasbert / HF"], ratio_rows),
+        markdown_table(["preset", "mode", "kerasbert's best backend", "/ keras-hub (same backend)", "/ HF",
+                        *(f"{backend} / tensorflow" for backend in args.backends)], ratio_rows),
     ])
 
 
@@ -186,6 +214,8 @@ def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presets", nargs="+", default=list(DEFAULT_PRESETS))
     parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=list(FRAMEWORKS))
+    parser.add_argument("--backends", nargs="+", choices=KERAS_BACKENDS, default=["tensorflow"],
+                        help="Keras backends for kerasbert and keras-hub")
     parser.add_argument("--modes", nargs="+", choices=("train", "infer"), default=["train", "infer"])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=5)
