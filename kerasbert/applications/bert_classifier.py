@@ -6,7 +6,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications import metrics
-from kerasbert.applications.task import Prepared, Task
+from kerasbert.applications.task import Prepared, Task, apply_head, head_features
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.initializers import weight_initializer
@@ -44,6 +44,9 @@ class BertClassifier(Task):
         uses_pairs: whether inputs are text pairs; None decides on the first `fit` (a
             `text_pair_column` present means pairs).
         thresholds: multilabel decision thresholds, one per label (default 0.5 each).
+        head: a Keras layer in place of dropout + dense on the pooled output: called on
+            `{"sequence_output", "pooled_output", "padding_mask"}`, it returns `[batch, num_classes]`
+            logits (see `Task`); e.g. mean pooling and a two-layer MLP.
 
     Example:
     >>> clf = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["neg", "pos"])
@@ -65,23 +68,28 @@ class BertClassifier(Task):
         label_column="label",
         uses_pairs=None,
         thresholds=None,
+        head=None,
         **kwargs,
     ):
         encoder = LabelEncoder(labels=labels, problem_type=problem_type)
         num_classes = resolve_num_classes(num_classes, encoder)
 
         # === Layers ===
-        dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-        logits_layer = keras.layers.Dense(
-            num_classes, name="logits", dtype="float32",
-            kernel_initializer=weight_initializer(backbone.initializer_range),
-        )
+        logits_layer = None
+        if head is None:
+            dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+            logits_layer = keras.layers.Dense(
+                num_classes, name="logits", dtype="float32",
+                kernel_initializer=weight_initializer(backbone.initializer_range),
+            )
 
         # === Functional model ===
         inputs = backbone.input
-        pooled = backbone(inputs)["pooled_output"]
-        outputs = logits_layer(dropout_layer(pooled))
-        super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor, **kwargs)
+        features = head_features(backbone, inputs)
+        outputs = apply_head(head, features, lambda f: logits_layer(dropout_layer(f["pooled_output"])),
+                             (None, num_classes), "BertClassifier")
+        super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
+                         head=head, **kwargs)
 
         # === Config ===
         self.num_classes = num_classes
@@ -107,7 +115,7 @@ class BertClassifier(Task):
 
     def heads_from_checkpoint(self, checkpoint):
         head = checkpoint.heads("classifier.", HF_ARCHITECTURE)
-        if head and head["classifier.weight"].shape[0] == self.num_classes:
+        if head and self.logits_layer is not None and head["classifier.weight"].shape[0] == self.num_classes:
             assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
 
     @property

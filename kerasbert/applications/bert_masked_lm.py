@@ -10,7 +10,7 @@ import tensorflow as tf
 from keras import ops
 
 from kerasbert.applications.model_function import ModelFunction
-from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task, is_raw
+from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task, head_features, is_raw
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.models.bert_backbone import tokenizer_settings
@@ -91,16 +91,14 @@ class BertMaskedLM(Task):
     >>> fill.predict(["Mr. Darcy was a [MASK] man."], top_k=3)[["tokens", "scores"]]
     """
 
-    uses_pooled_output = False
-
     def __init__(self, backbone, preprocessor, text_column="text", **kwargs):
         # === Layers ===
         mlm_head = build_masked_lm_head(backbone)
 
         # === Functional model ===
         inputs = masked_lm_inputs(backbone)
-        sequence = backbone({name: inputs[name] for name in BACKBONE_INPUTS})["sequence_output"]
-        outputs = mlm_head(sequence, inputs["mask_positions"])
+        features = head_features(backbone, {name: inputs[name] for name in BACKBONE_INPUTS})
+        outputs = mlm_head(features["sequence_output"], inputs["mask_positions"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          **kwargs)
 
@@ -128,13 +126,14 @@ class BertMaskedLM(Task):
         """
         return write_task_preset(self, folder, self.head_weights())
 
-    def export_to_hf(self, folder):
+    def export_to_hf(self, folder, allow_lossy=False):
         """Write a HF folder that `transformers.BertForMaskedLM.from_pretrained` loads.
 
         Example:
         >>> fill.export_to_hf("hf_fill_mask")
         """
-        return self.backbone.export_to_hf(folder, self.tokenizer, heads=self.head_weights())
+        return self.backbone.export_to_hf(folder, self.tokenizer, heads=self.head_weights(),
+                                          allow_lossy=allow_lossy)
 
     # === Data ===
 

@@ -8,7 +8,7 @@ from keras import ops
 
 from kerasbert.applications import metrics
 from kerasbert.applications.bert_classifier import softmax
-from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task
+from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task, apply_head, head_features
 from kerasbert.data.batching import example_indices, finish_batches, gather_examples, length_buckets
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.initializers import weight_initializer
@@ -59,6 +59,7 @@ class BertMultipleChoice(Task):
         endings_column="endings",
         label_column="label",
         uses_question=None,
+        head=None,
         **kwargs,
     ):
         if num_choices is not None and (not isinstance(num_choices, (int, np.integer)) or num_choices < 2):
@@ -68,21 +69,25 @@ class BertMultipleChoice(Task):
 
         # === Layers ===
         flatten_layer = FlattenChoices(name="flatten_choices")
-        dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-        logits_layer = keras.layers.Dense(
-            1, name="logits", dtype="float32",
-            kernel_initializer=weight_initializer(backbone.initializer_range),
-        )
+        logits_layer = None
+        if head is None:
+            dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+            logits_layer = keras.layers.Dense(
+                1, name="logits", dtype="float32",
+                kernel_initializer=weight_initializer(backbone.initializer_range),
+            )
         unflatten_layer = UnflattenChoices(name="choice_logits", dtype="float32")
 
         # === Functional model ===
         inputs = {
             name: keras.Input(shape=(num_choices, None), dtype="int32", name=name) for name in BACKBONE_INPUTS
         }
-        pooled = backbone(flatten_layer(inputs))["pooled_output"]
-        outputs = unflatten_layer(logits_layer(dropout_layer(pooled)), inputs["token_ids"])
+        features = head_features(backbone, flatten_layer(inputs))  # one row per (example, choice)
+        scores = apply_head(head, features, lambda f: logits_layer(dropout_layer(f["pooled_output"])),
+                            (None, 1), "BertMultipleChoice")
+        outputs = unflatten_layer(scores, inputs["token_ids"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
-                         **kwargs)
+                         head=head, **kwargs)
 
         # === Config ===
         self.num_choices = None if num_choices is None else int(num_choices)
@@ -99,7 +104,7 @@ class BertMultipleChoice(Task):
     def heads_from_checkpoint(self, checkpoint):
         """A HF `BertForMultipleChoice` head is `classifier.*` with one output."""
         head = checkpoint.heads("classifier.")
-        if head and head["classifier.weight"].shape[0] == 1:
+        if head and self.logits_layer is not None and head["classifier.weight"].shape[0] == 1:
             assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
 
     # === Data ===

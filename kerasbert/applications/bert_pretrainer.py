@@ -17,7 +17,7 @@ from kerasbert.applications.bert_masked_lm import (
     write_task_preset,
 )
 from kerasbert.applications.model_function import ModelFunction
-from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Task, is_raw
+from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Task, head_features, is_raw
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
@@ -102,10 +102,10 @@ class BertPretrainer(Task):
 
         # === Functional model ===
         inputs = masked_lm_inputs(backbone)
-        encoded = backbone({name: inputs[name] for name in BACKBONE_INPUTS})
-        outputs = {"mlm": mlm_head(encoded["sequence_output"], inputs["mask_positions"])}
+        features = head_features(backbone, {name: inputs[name] for name in BACKBONE_INPUTS})
+        outputs = {"mlm": mlm_head(features["sequence_output"], inputs["mask_positions"])}
         if nsp_head is not None:
-            outputs["nsp"] = nsp_head(encoded["pooled_output"])
+            outputs["nsp"] = nsp_head(features["pooled_output"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          **kwargs)
 
@@ -123,7 +123,6 @@ class BertPretrainer(Task):
         self.text_column = text_column
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
-        self.uses_pooled_output = nsp_head is not None
         # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
         self.metric_sums_function = ModelFunction(self, self.metric_sums)
         self.masker(seed=0)  # checks the masking options now rather than at the first fit
@@ -167,14 +166,15 @@ class BertPretrainer(Task):
                        "config": self.pretraining_options()}
         return write_task_preset(self, folder, self.head_weights(), task_config)
 
-    def export_to_hf(self, folder):
+    def export_to_hf(self, folder, allow_lossy=False):
         """Write a HF folder that `transformers.BertForPreTraining.from_pretrained` loads with both
         heads (`BertForMaskedLM` without a next-sentence task).
 
         Example:
         >>> pretrainer.export_to_hf("austen_bert_hf")
         """
-        return self.backbone.export_to_hf(folder, self.tokenizer, heads=self.head_weights())
+        return self.backbone.export_to_hf(folder, self.tokenizer, heads=self.head_weights(),
+                                          allow_lossy=allow_lossy)
 
     # === Data ===
 

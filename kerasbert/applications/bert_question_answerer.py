@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.applications.task import Prepared, Task, is_raw
+from kerasbert.applications.task import Prepared, Task, apply_head, head_features, is_raw
 from kerasbert.data.answer_spans import (
     OUTSIDE_CONTEXT,
     best_null_score_threshold,
@@ -87,8 +87,6 @@ class BertQuestionAnswerer(Task):
     ... # DataFrame: answer "Ada", start 0, end 3, score
     """
 
-    uses_pooled_output = False
-
     def __init__(
         self,
         backbone,
@@ -102,22 +100,27 @@ class BertQuestionAnswerer(Task):
         answer_texts_column="answer_texts",
         answer_starts_column="answer_starts",
         id_column="id",
+        head=None,
         **kwargs,
     ):
         check_window_settings(preprocessor.sequence_length or backbone.max_sequence_length,
                               doc_stride, max_question_length)
 
         # === Layers ===
-        span_logits_layer = keras.layers.Dense(
-            2, name="qa_outputs", dtype="float32",
-            kernel_initializer=weight_initializer(backbone.initializer_range),
-        )
+        span_logits_layer = None
+        if head is None:
+            span_logits_layer = keras.layers.Dense(
+                2, name="qa_outputs", dtype="float32",
+                kernel_initializer=weight_initializer(backbone.initializer_range),
+            )
 
         # === Functional model ===
         inputs = backbone.input
-        outputs = span_logits_layer(backbone(inputs)["sequence_output"])
+        features = head_features(backbone, inputs)
+        outputs = apply_head(head, features, lambda f: span_logits_layer(f["sequence_output"]),
+                             (None, None, 2), "BertQuestionAnswerer")
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
-                         **kwargs)
+                         head=head, **kwargs)
 
         # === Config ===
         self.doc_stride = doc_stride
@@ -145,7 +148,7 @@ class BertQuestionAnswerer(Task):
     def heads_from_checkpoint(self, checkpoint):
         """A fine-tuned HF `BertForQuestionAnswering` brings its `qa_outputs` head."""
         head = checkpoint.heads("qa_outputs.")
-        if head:
+        if head and self.span_logits_layer is not None:
             assign_links(dense_links(self.span_logits_layer, "qa_outputs"), head, checkpoint.source)
 
     @property

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.applications.task import Prepared, Task
+from kerasbert.applications.task import Prepared, Task, apply_head, head_features
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
 from kerasbert.layers.initializers import weight_initializer
@@ -55,8 +55,6 @@ class BertTokenClassifier(Task):
     {'type': 'ORG', 'text': 'EU', 'start': 0, 'end': 2, 'score': 0.99...}
     """
 
-    uses_pooled_output = False
-
     def __init__(
         self,
         backbone,
@@ -67,24 +65,28 @@ class BertTokenClassifier(Task):
         tokens_column="tokens",
         tags_column="tags",
         text_column="text",
+        head=None,
         **kwargs,
     ):
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels)
 
         # === Layers ===
-        dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-        logits_layer = keras.layers.Dense(
-            num_tags, name="logits", dtype="float32",
-            kernel_initializer=weight_initializer(backbone.initializer_range),
-        )
+        logits_layer = None
+        if head is None:
+            dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+            logits_layer = keras.layers.Dense(
+                num_tags, name="logits", dtype="float32",
+                kernel_initializer=weight_initializer(backbone.initializer_range),
+            )
 
         # === Functional model ===
         inputs = backbone.input
-        sequence = backbone(inputs)["sequence_output"]
-        outputs = logits_layer(dropout_layer(sequence))
+        features = head_features(backbone, inputs)
+        outputs = apply_head(head, features, lambda f: logits_layer(dropout_layer(f["sequence_output"])),
+                             (None, None, num_tags), "BertTokenClassifier")
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
-                         **kwargs)
+                         head=head, **kwargs)
 
         # === Config ===
         self.num_tags = num_tags
@@ -108,7 +110,7 @@ class BertTokenClassifier(Task):
 
     def heads_from_checkpoint(self, checkpoint):
         head = checkpoint.heads("classifier.", "BertForTokenClassification")
-        if head and head["classifier.weight"].shape[0] == self.num_tags:
+        if head and self.logits_layer is not None and head["classifier.weight"].shape[0] == self.num_tags:
             assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
 
     @property

@@ -36,6 +36,7 @@ from kerasbert.training.distribution import (
 from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
 DEFAULT_BATCH_SIZE = 32
+POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
 QUIET_BATCHES = 10  # verbose="auto": no progress bar for inference over this many batches or fewer
 
 
@@ -136,16 +137,44 @@ def in_input_order(outputs, order):
     return restored
 
 
+def head_features(backbone, inputs):
+    """What a task head reads: the backbone's outputs on `inputs` (`sequence_output`,
+    `pooled_output`, ...) and the `padding_mask` (for pooling over real tokens)."""
+    return {**backbone(inputs), "padding_mask": inputs["padding_mask"]}
+
+
+def apply_head(head, features, default_head, expected_shape, task_name):
+    """`head(features)` when a head is given (its output checked against `expected_shape`, None
+    for any size), else `default_head(features)`."""
+    if head is None:
+        return default_head(features)
+    outputs = head(features)
+    shape = tuple(getattr(outputs, "shape", ()))
+    fits = len(shape) == len(expected_shape) and all(
+        want is None or got == want for got, want in zip(shape, expected_shape))
+    if not fits:
+        raise ValueError(
+            f"The head {type(head).__name__} of {task_name} returns shape {shape}; {task_name} needs "
+            f"logits of shape {expected_shape} (None: any size). The head is called on a dict of "
+            f"{sorted(features)} and must end in a Dense layer of that many units."
+        )
+    return outputs
+
+
 class Task(keras.Model):
-    """Base class of the applications; see the module docstring. Not used directly."""
+    """Base class of the applications; see the module docstring. Not used directly.
 
-    # Heads on token states leave the pooler without gradients; Keras would warn every step.
-    uses_pooled_output = True
+    `head`: a Keras layer that replaces the task's default head: called on the dict of
+    `head_features` (the backbone's outputs and the padding mask), it returns the task's logits.
+    It is saved in the `.keras` file (register its class with
+    `keras.saving.register_keras_serializable`).
+    """
 
-    def __init__(self, *args, backbone, preprocessor, **kwargs):
+    def __init__(self, *args, backbone, preprocessor, head=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
+        self.head = head
         self.default_compiled = False
         self.inference_function = None
 
@@ -282,9 +311,8 @@ class Task(keras.Model):
         shuffled with `seed` each epoch and grouped by length (`group_by_length=False`: batches of
         any lengths, about 2x the padding).
         """
-        with warnings.catch_warnings():
-            if not self.uses_pooled_output:
-                warnings.filterwarnings("ignore", message=r"Gradients do not exist for variables \['pooler/")
+        with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
+            warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
             with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
                 return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, learning_rate,
                                               seed, group_by_length, **kwargs)
@@ -447,12 +475,13 @@ class Task(keras.Model):
             "trainable": self.trainable,
             "backbone": keras.saving.serialize_keras_object(self.backbone),
             "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+            "head": None if self.head is None else keras.saving.serialize_keras_object(self.head),
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        for key in ("backbone", "preprocessor"):
+        for key in ("backbone", "preprocessor", "head"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.saving.deserialize_keras_object(config[key])
         return cls(**config)

@@ -27,12 +27,25 @@ def merge_masks(padding_mask=None, attention_mask=None):
     return mask
 
 
+def attention_output_spec(x, num_heads, dtype, return_attention_scores):
+    """KerasTensor(s) of an attention or block output: `x`'s shape in `dtype`, and the float32
+    `[B, num_heads, T, T]` probabilities when `return_attention_scores`."""
+    output = keras.KerasTensor(x.shape, dtype)
+    if not return_attention_scores:
+        return output
+    batch, length = x.shape[0], x.shape[1]
+    return output, keras.KerasTensor((batch, num_heads, length, length), "float32")
+
+
 @keras.saving.register_keras_serializable(package="kerasbert")
 class MultiHeadSelfAttention(keras.layers.Layer):
     """BERT self-attention: fused Q/K/V projection, scaled dot products, output projection.
 
-    Masked positions get a score of the float32 minimum before the softmax (as in HF
-    transformers), and the softmax always runs in float32, also under mixed precision.
+    `attention_scores(query, key)` is the scoring step: override it to try another scoring
+    function without copying `call` (see its example). Masked positions get a score of the
+    float32 minimum before the softmax (as in HF transformers), and the softmax always runs in
+    float32, also under mixed precision. Called on `keras.Input`s with
+    `return_attention_scores=True` it returns the (output, probabilities) pair too.
 
     Args:
         num_heads: number of attention heads; `hidden_dim` must divide evenly.
@@ -86,6 +99,17 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, length, self.num_heads, self.head_dim))
         return ops.transpose(x, (0, 2, 1, 3))
 
+    def attention_scores(self, query, key):
+        """Float32 scores `[B, heads, T_query, T_key]` before masking and softmax: scaled dot products.
+
+        Override to change the scoring, e.g. a temperature:
+        >>> class TemperatureAttention(MultiHeadSelfAttention):
+        ...     def attention_scores(self, query, key):
+        ...         return super().attention_scores(query, key) / 2.0
+        """
+        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))
+        return ops.cast(scores, "float32") / math.sqrt(self.head_dim)
+
     def call(
         self, x, padding_mask=None, attention_mask=None,
         return_attention_scores=False, training=None,
@@ -93,8 +117,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         query, key, value = ops.split(self.qkv_dense(x), 3, axis=-1)
         query, key, value = self.split_heads(query), self.split_heads(key), self.split_heads(value)
 
-        scores = ops.matmul(query, ops.transpose(key, (0, 1, 3, 2)))
-        scores = ops.cast(scores, "float32") / math.sqrt(self.head_dim)
+        scores = self.attention_scores(query, key)
         mask = merge_masks(padding_mask, attention_mask)
         if mask is not None:
             scores = ops.where(mask, scores, ops.cast(-3.4028234663852886e38, "float32"))
@@ -108,8 +131,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             return output, probabilities
         return output
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
+    def compute_output_spec(self, x, padding_mask=None, attention_mask=None,
+                            return_attention_scores=False, training=None):
+        """The output's spec, and with `return_attention_scores` the `[B, heads, T, T]` float32
+        probabilities' too (so a symbolic call returns the pair)."""
+        return attention_output_spec(x, self.num_heads, self.compute_dtype, return_attention_scores)
 
     def get_config(self):
         config = super().get_config()

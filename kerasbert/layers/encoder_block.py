@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerasbert.layers.attention import MultiHeadSelfAttention
+from kerasbert.layers.attention import MultiHeadSelfAttention, attention_output_spec
 from kerasbert.layers.initializers import weight_initializer
 
 # HF `hidden_act` names and their exact keras equivalents.
@@ -39,7 +39,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
     Pre-LN (`normalize_first=True`): `x = x + Attn(LN(x)); x = x + FFN(LN(x))`.
 
     Subclass it and pass the subclass as `BertBackbone(encoder_block=...)` to try a
-    new block without copying the backbone; override `feed_forward` or `call`.
+    new block without copying the backbone. Its sub-layers come from factories, so a subclass
+    changes one method and creates no unused weights: `make_attention()` (e.g. an attention with
+    another `attention_scores`), `make_feed_forward(hidden_dim)`, `make_layer_norm(name)`; the
+    computation is in `feed_forward` and `call`. Called on `keras.Input`s with
+    `return_attention_scores=True` it returns the (output, probabilities) pair.
 
     Args:
         num_heads: attention heads.
@@ -83,33 +87,48 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
-        initializer = weight_initializer(self.initializer_range)
-        policy = self.dtype_policy
-        self.attention = MultiHeadSelfAttention(
-            self.num_heads, self.attention_dropout, self.initializer_range,
-            dtype=policy, name="attention",
-        )
-        self.attention_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype="float32", name="attention_layer_norm",
-        )
-        self.intermediate_dense = keras.layers.Dense(
-            self.intermediate_dim, kernel_initializer=initializer,
-            dtype=policy, name="intermediate_dense",
-        )
-        self.output_dense = keras.layers.Dense(
-            hidden_dim, kernel_initializer=initializer, dtype=policy, name="output_dense",
-        )
-        self.output_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype="float32", name="output_layer_norm",
-        )
-        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=policy)
+        self.attention = self.make_attention()
+        self.attention_layer_norm = self.make_layer_norm("attention_layer_norm")
+        self.intermediate_dense, self.output_dense = self.make_feed_forward(hidden_dim)
+        self.output_layer_norm = self.make_layer_norm("output_layer_norm")
+        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
         self.attention.build(input_shape)
         self.attention_layer_norm.build(input_shape)
         self.intermediate_dense.build(input_shape)
-        self.output_dense.build(tuple(input_shape[:-1]) + (self.intermediate_dim,))
+        self.output_dense.build(tuple(input_shape[:-1]) + (self.intermediate_dense.units,))
         self.output_layer_norm.build(input_shape)
         self.built = True
+
+    def make_attention(self):
+        """The self-attention sub-layer (built by `build`); override to swap it.
+
+        Example:
+        >>> class TemperatureBlock(TransformerEncoderBlock):
+        ...     def make_attention(self):
+        ...         return TemperatureAttention(self.num_heads, self.attention_dropout,
+        ...                                     self.initializer_range, dtype=self.dtype_policy, name="attention")
+        """
+        return MultiHeadSelfAttention(
+            self.num_heads, self.attention_dropout, self.initializer_range,
+            dtype=self.dtype_policy, name="attention",
+        )
+
+    def make_feed_forward(self, hidden_dim):
+        """(intermediate Dense, output Dense) of the feed-forward network that `feed_forward` applies."""
+        initializer = weight_initializer(self.initializer_range)
+        intermediate = keras.layers.Dense(
+            self.intermediate_dim, kernel_initializer=initializer,
+            dtype=self.dtype_policy, name="intermediate_dense",
+        )
+        output = keras.layers.Dense(
+            hidden_dim, kernel_initializer=initializer, dtype=self.dtype_policy, name="output_dense",
+        )
+        return intermediate, output
+
+    def make_layer_norm(self, name):
+        """A LayerNormalization computed in float32 (also under mixed precision)."""
+        return keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, dtype="float32", name=name)
 
     def normalize(self, layer_norm, x):
         """LayerNorm in float32, result back in the compute dtype."""
@@ -148,8 +167,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
             return x, scores
         return x
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
+    def compute_output_spec(self, x, padding_mask=None, attention_mask=None,
+                            return_attention_scores=False, training=None):
+        """The output's spec, and with `return_attention_scores` the attention probabilities' too."""
+        return attention_output_spec(x, self.num_heads, self.compute_dtype, return_attention_scores)
 
     def get_config(self):
         config = super().get_config()

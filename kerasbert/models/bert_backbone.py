@@ -6,6 +6,7 @@ from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import apply_checkpoint, export_hf_weights
+from kerasbert.models.hf_expressible import check_hf_expressible
 from kerasbert.models.layout_map import backbone_weight_shapes, bert_layout_map, check_layouts_fit
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
@@ -49,7 +50,8 @@ class BertBackbone(keras.Model):
     `[batch, T]`); outputs a dict of `sequence_output` `[batch, T, hidden]`,
     `pooled_output` `[batch, hidden]` (dense + tanh on `[CLS]`), and with
     `output_hidden_states=True` also `hidden_states`: the embedding output and every
-    block's output, `num_layers + 1` tensors.
+    block's output, `num_layers + 1` tensors; with `output_attentions=True` also
+    `attentions`, every block's attention probabilities.
 
     Args:
         vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size.
@@ -61,6 +63,9 @@ class BertBackbone(keras.Model):
         encoder_block: a `TransformerEncoderBlock` subclass (or its registered name);
             subclasses take the same constructor arguments.
         output_hidden_states: also output every layer's hidden states.
+        output_attentions: also output every layer's attention probabilities, `"attentions"`: a
+            list of `[batch, heads, T, T]` float32 (HF `output_attentions`), e.g. for probing:
+            `BertBackbone.from_preset("all_minilm_l6_v2_en", output_attentions=True)`.
         dtype: a dtype or dtype policy, e.g. "mixed_bfloat16".
 
     Example:
@@ -90,6 +95,7 @@ class BertBackbone(keras.Model):
         normalize_first=False,
         encoder_block=TransformerEncoderBlock,
         output_hidden_states=False,
+        output_attentions=False,
         dtype=None,
         **kwargs,
     ):
@@ -129,15 +135,21 @@ class BertBackbone(keras.Model):
             "padding_mask": keras.Input(shape=(None,), dtype="int32", name="padding_mask"),
         }
         x = embedding(inputs["token_ids"], inputs["segment_ids"])
-        hidden_states = [x]
+        hidden_states, attentions = [x], []
         for block in blocks:
-            x = block(x, padding_mask=inputs["padding_mask"])
+            if output_attentions:
+                x, probabilities = block(x, padding_mask=inputs["padding_mask"], return_attention_scores=True)
+                attentions.append(probabilities)
+            else:
+                x = block(x, padding_mask=inputs["padding_mask"])
             hidden_states.append(x)
         if final_layer_norm is not None:
             x = final_layer_norm(x)
         outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :])}
         if output_hidden_states:
             outputs["hidden_states"] = hidden_states
+        if output_attentions:
+            outputs["attentions"] = attentions
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
@@ -156,6 +168,7 @@ class BertBackbone(keras.Model):
         self.normalize_first = normalize_first
         self.encoder_block = block_class
         self.output_hidden_states = output_hidden_states
+        self.output_attentions = output_attentions
         self.embedding = embedding
         self.encoder_blocks = blocks
         self.final_layer_norm = final_layer_norm
@@ -200,6 +213,7 @@ class BertBackbone(keras.Model):
             "normalize_first": self.normalize_first,
             "encoder_block": keras.saving.get_registered_name(self.encoder_block),
             "output_hidden_states": self.output_hidden_states,
+            "output_attentions": self.output_attentions,
         }
 
     @classmethod
@@ -215,7 +229,7 @@ class BertBackbone(keras.Model):
         `load_weights=False` builds the architecture only (offline for built-in names).
         `allow_pickle=True` permits reading a HF `pytorch_model.bin`.
         `overrides` replace config values, e.g. `dropout=0.0`, `dtype="mixed_bfloat16"`,
-        `encoder_block=MyBlock`, `output_hidden_states=True`.
+        `encoder_block=MyBlock`, `output_hidden_states=True`, `output_attentions=True`.
 
         Example:
         >>> backbone = BertBackbone.from_preset("all_minilm_l6_v2_en")
@@ -233,24 +247,33 @@ class BertBackbone(keras.Model):
             apply_checkpoint(backbone, checkpoint)
         return backbone
 
-    def save_to_preset(self, folder, tokenizer=None):
-        """Write a kerasbert preset folder (config, weights, vocabulary) that `from_preset` reads.
+    def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
+        """Write a preset folder that `from_preset` reads: `format="kerasbert"` (config, weights,
+        vocabulary: holds any backbone) or `"hf"` (as `export_to_hf`).
 
         Example:
         >>> backbone.save_to_preset("my_bert", tokenizer=tokenizer)
         """
+        if format == "hf":
+            return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
+        if format != "kerasbert":
+            raise ValueError(f"format={format!r}: use 'kerasbert' (any backbone) or 'hf' (stock BERT).")
         vocabulary, settings = tokenizer_settings(tokenizer)
         return write_kerasbert_folder(folder, self, vocabulary, settings)
 
-    def export_to_hf(self, folder, tokenizer=None, heads=None, id2label=None):
+    def export_to_hf(self, folder, tokenizer=None, heads=None, id2label=None, allow_lossy=False):
         """Write a HF transformers folder (`config.json`, `model.safetensors`, vocabulary).
 
-        `heads` adds task weights under HF names (`cls.predictions.*`, `classifier.*`, ...).
+        `heads` adds task weights under HF names (`cls.predictions.*`, `classifier.*`, ...). A
+        backbone HF BERT cannot express (a research block, weights without HF names) is refused
+        with a ValueError naming what would be lost; `allow_lossy=True` writes the stock-BERT part
+        with a warning (see `kerasbert.models.hf_expressible`).
 
         Example:
         >>> backbone.export_to_hf("hf_bert", tokenizer=tokenizer)
         >>> transformers.BertModel.from_pretrained("hf_bert")
         """
+        check_hf_expressible(self, allow_lossy)
         vocabulary, settings = tokenizer_settings(tokenizer)
         state_dict = {**export_hf_weights(self), **(heads or {})}
         config = self.get_config()

@@ -157,7 +157,7 @@ def test_next_sentence_variants(next_sentence, real_preprocessor, chapters, tmp_
     assert schedule["peak_learning_rate"] == 1e-4  # the BERT pre-training default
     mlm_names = {"mlm_loss", "mlm_accuracy", "mlm_perplexity"}
     if next_sentence is None:
-        assert set(model.output) == {"mlm"} and model.nsp_head is None and not model.uses_pooled_output
+        assert set(model.output) == {"mlm"} and model.nsp_head is None
         assert set(history) == {"loss"} | mlm_names and set(results) == {"loss"} | mlm_names
         config = (model.export_to_hf(tmp_path / "hf") / "config.json").read_text()
         assert '"BertForMaskedLM"' in config

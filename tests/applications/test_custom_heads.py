@@ -1,0 +1,98 @@
+"""The `head=` hook of the task models: a mean-pooling MLP head on the real all-MiniLM-L6-v2 weights
+trains from a DataFrame, reloads from `.keras` and serves raw strings from `export()`; token, span and
+choice heads swap in on a tiny backbone; a head of the wrong shape is a named error.
+"""
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import keras
+import numpy as np
+import pandas as pd
+import pytest
+from keras import ops
+
+import kerasbert as kb
+
+pytestmark = pytest.mark.all_backends
+
+TEXTS = ["A wonderful, moving film.", "Dull plot; the battery died after an hour."]
+
+
+@keras.saving.register_keras_serializable(package="kerasbert_tests")
+class MeanPoolingMLPHead(keras.layers.Layer):
+    """Mean of the real tokens' states, then a two-layer MLP: `units` logits per row (per token
+    with `per_token=True`)."""
+
+    def __init__(self, units, hidden=64, per_token=False, **kwargs):
+        super().__init__(**kwargs)
+        self.units, self.hidden, self.per_token = units, hidden, per_token
+        self.hidden_layer = keras.layers.Dense(hidden, activation="gelu")
+        self.output_layer = keras.layers.Dense(units, dtype="float32")
+
+    def call(self, features):
+        states = features["sequence_output"]
+        if not self.per_token:
+            mask = ops.cast(features["padding_mask"], states.dtype)[..., None]
+            states = ops.sum(states * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
+        return self.output_layer(self.hidden_layer(states))
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "hidden": self.hidden, "per_token": self.per_token}
+
+
+def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(minilm_path, tmp_path):
+    reviews = kb.data.load_dataset("uci_sentiment", "train").head(32)
+    classifier = kb.BertClassifier.from_preset(str(minilm_path), sequence_length=32, labels=[0, 1],
+                                               head=MeanPoolingMLPHead(2))
+    assert classifier.logits_layer is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the unused pooler is not warned about
+        losses = classifier.fit(reviews, epochs=3, batch_size=16, learning_rate=1e-4, verbose=0).history["loss"]
+    assert losses[-1] < losses[0]
+    expected = np.stack(classifier.predict(TEXTS)["probabilities"])
+
+    classifier.save(tmp_path / "head.keras")
+    reloaded = keras.saving.load_model(tmp_path / "head.keras")
+    assert isinstance(reloaded.head, MeanPoolingMLPHead) and reloaded.head.hidden == 64
+    np.testing.assert_allclose(np.stack(reloaded.predict(TEXTS)["probabilities"]), expected, atol=1e-6)
+
+    classifier.export(tmp_path / "served")
+    script = textwrap.dedent(f"""
+        import numpy as np, tensorflow as tf, tensorflow_text  # no kerasbert, no head class
+        served = tf.saved_model.load({str(tmp_path / "served")!r})
+        np.save({str(tmp_path / "p.npy")!r}, served.signatures["serve"](text=tf.constant({TEXTS!r}))["probabilities"].numpy())
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    np.testing.assert_allclose(np.load(tmp_path / "p.npy"), expected, atol=1e-5)
+
+
+def test_token_span_and_choice_tasks_take_a_head(tiny_backbone, real_preprocessor, tmp_path):
+    tagger = kb.BertTokenClassifier(tiny_backbone, real_preprocessor, labels=["O", "B-PER", "I-PER"],
+                                    head=MeanPoolingMLPHead(3, per_token=True))
+    frame = tagger.predict(["Ada Lovelace wrote it ."])
+    assert len(frame) == 1 and len(frame["tags"].iloc[0]) == 5
+
+    qa = kb.BertQuestionAnswerer(kb.BertBackbone.from_config(tiny_backbone.get_config()), real_preprocessor,
+                                 doc_stride=16, max_question_length=16, head=MeanPoolingMLPHead(2, per_token=True))
+    answer = qa.predict([{"question": "Who wrote it?", "context": "Ada wrote it in 1843."}])
+    assert answer["answer"].iloc[0] in "Ada wrote it in 1843."
+
+    chooser = kb.BertMultipleChoice(kb.BertBackbone.from_config(tiny_backbone.get_config()), real_preprocessor,
+                                    head=MeanPoolingMLPHead(1))
+    swag = pd.DataFrame({"context": ["She opened the umbrella."], "endings": [["It rained.", "It was dry.", "A cat sang."]]})
+    probabilities = np.stack(chooser.predict(swag)["probabilities"])
+    assert probabilities.shape == (1, 3)
+    chooser.save(tmp_path / "choice.keras")
+    np.testing.assert_allclose(np.stack(keras.saving.load_model(tmp_path / "choice.keras").predict(swag)["probabilities"]),
+                               probabilities, atol=1e-6)
+
+
+def test_a_head_of_the_wrong_shape_is_a_named_error(tiny_backbone, real_preprocessor):
+    with pytest.raises(ValueError, match=r"MeanPoolingMLPHead of BertClassifier returns shape \(None, 3\); "
+                                         r"BertClassifier needs logits of shape \(None, 2\)"):
+        kb.BertClassifier(tiny_backbone, real_preprocessor, labels=["a", "b"], head=MeanPoolingMLPHead(3))
+    with pytest.raises(ValueError, match=r"BertTokenClassifier needs logits of shape \(None, None, 3\)"):
+        kb.BertTokenClassifier(tiny_backbone, real_preprocessor, labels=["O", "B", "I"], head=MeanPoolingMLPHead(3))
