@@ -18,19 +18,37 @@ import textwrap
 from pathlib import Path
 
 EXPORT_SCRIPT = textwrap.dedent("""
-    import sys
+    import importlib, sys
     import keras, kerasbert  # noqa: F401  (registers the kerasbert classes)
+    for module in sys.argv[3:]:  # the user's layer classes (a custom block or head) register on import
+        importlib.import_module(module)
     keras.saving.load_model(sys.argv[1]).export(sys.argv[2])
 """)
 
 
+def custom_class_modules(model):
+    """The modules defining `model`'s layer classes outside keras and kerasbert (the subprocess
+    imports them); a class of `__main__` cannot be imported there, so it is a ValueError."""
+    modules = {type(layer).__module__: type(layer).__name__ for layer in model._flatten_layers()}
+    custom = sorted(m for m in modules if m.split(".")[0] not in ("keras", "kerasbert"))
+    if "__main__" in custom:
+        raise ValueError(
+            f"{modules['__main__']} is defined in __main__ (your script or notebook), which the "
+            f"TensorFlow process that writes the SavedModel cannot import. Move the class into a "
+            f"module, or export from a KERAS_BACKEND=tensorflow session."
+        )
+    return custom
+
+
 def export_under_tensorflow(model, path):
     """Save `model` to a temporary `.keras` file and export it from a TensorFlow-backend process."""
+    modules = custom_class_modules(model)
     with tempfile.TemporaryDirectory() as folder:
         saved = Path(folder) / "model.keras"
         model.save(saved)
-        done = subprocess.run([sys.executable, "-c", EXPORT_SCRIPT, str(saved), str(path)],
-                              env={**os.environ, "KERAS_BACKEND": "tensorflow"},
+        done = subprocess.run([sys.executable, "-c", EXPORT_SCRIPT, str(saved), str(path), *modules],
+                              env={**os.environ, "KERAS_BACKEND": "tensorflow",
+                                   "PYTHONPATH": os.pathsep.join(filter(None, sys.path))},
                               capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"Exporting {model.name} from a TensorFlow-backend process failed:\n"
