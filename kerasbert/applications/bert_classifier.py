@@ -6,10 +6,9 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications import metrics
-from kerasbert.applications.task import Prepared, Task, apply_head, head_features
+from kerasbert.applications.task import Prepared, Task, apply_head, dropout_dense_head, head_features
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
-from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 
@@ -75,19 +74,14 @@ class BertClassifier(Task):
         num_classes = resolve_num_classes(num_classes, encoder)
 
         # === Layers ===
-        logits_layer = None
+        logits_layer, default_head = None, None
         if head is None:
-            dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-            logits_layer = keras.layers.Dense(
-                num_classes, name="logits", dtype="float32",
-                kernel_initializer=weight_initializer(backbone.initializer_range),
-            )
+            logits_layer, default_head = dropout_dense_head(backbone, num_classes, dropout, "pooled_output")
 
         # === Functional model ===
         inputs = backbone.input
         features = head_features(backbone, inputs)
-        outputs = apply_head(head, features, lambda f: logits_layer(dropout_layer(f["pooled_output"])),
-                             (None, num_classes), "BertClassifier")
+        outputs = apply_head(head, features, default_head, (None, num_classes), "BertClassifier")
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 

@@ -8,10 +8,9 @@ from keras import ops
 
 from kerasbert.applications import metrics
 from kerasbert.applications.bert_classifier import softmax
-from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task, apply_head, head_features
+from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task, apply_head, dropout_dense_head, head_features
 from kerasbert.data.batching import example_indices, finish_batches, gather_examples, length_buckets
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
-from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -69,13 +68,9 @@ class BertMultipleChoice(Task):
 
         # === Layers ===
         flatten_layer = FlattenChoices(name="flatten_choices")
-        logits_layer = None
+        logits_layer, default_head = None, None
         if head is None:
-            dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-            logits_layer = keras.layers.Dense(
-                1, name="logits", dtype="float32",
-                kernel_initializer=weight_initializer(backbone.initializer_range),
-            )
+            logits_layer, default_head = dropout_dense_head(backbone, 1, dropout, "pooled_output")
         unflatten_layer = UnflattenChoices(name="choice_logits", dtype="float32")
 
         # === Functional model ===
@@ -83,8 +78,7 @@ class BertMultipleChoice(Task):
             name: keras.Input(shape=(num_choices, None), dtype="int32", name=name) for name in BACKBONE_INPUTS
         }
         features = head_features(backbone, flatten_layer(inputs))  # one row per (example, choice)
-        scores = apply_head(head, features, lambda f: logits_layer(dropout_layer(f["pooled_output"])),
-                            (None, 1), "BertMultipleChoice")
+        scores = apply_head(head, features, default_head, (None, 1), "BertMultipleChoice")
         outputs = unflatten_layer(scores, inputs["token_ids"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)

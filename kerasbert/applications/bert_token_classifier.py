@@ -7,10 +7,9 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.applications.task import Prepared, Task, apply_head, head_features
+from kerasbert.applications.task import Prepared, Task, apply_head, dropout_dense_head, head_features
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
-from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 OUTSIDE_TAG = "O"
@@ -72,19 +71,14 @@ class BertTokenClassifier(Task):
         num_tags = resolve_num_tags(num_tags, labels)
 
         # === Layers ===
-        logits_layer = None
+        logits_layer, default_head = None, None
         if head is None:
-            dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-            logits_layer = keras.layers.Dense(
-                num_tags, name="logits", dtype="float32",
-                kernel_initializer=weight_initializer(backbone.initializer_range),
-            )
+            logits_layer, default_head = dropout_dense_head(backbone, num_tags, dropout, "sequence_output")
 
         # === Functional model ===
         inputs = backbone.input
         features = head_features(backbone, inputs)
-        outputs = apply_head(head, features, lambda f: logits_layer(dropout_layer(f["sequence_output"])),
-                             (None, None, num_tags), "BertTokenClassifier")
+        outputs = apply_head(head, features, default_head, (None, None, num_tags), "BertTokenClassifier")
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 

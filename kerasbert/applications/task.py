@@ -23,6 +23,7 @@ import tensorflow as tf
 from kerasbert.applications.export_under_tensorflow import export_under_tensorflow
 from kerasbert.applications.model_function import ModelFunction
 from kerasbert.data.batching import make_batched_dataset
+from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
@@ -141,6 +142,20 @@ def head_features(backbone, inputs):
     """What a task head reads: the backbone's outputs on `inputs` (`sequence_output`,
     `pooled_output`, ...) and the `padding_mask` (for pooling over real tokens)."""
     return {**backbone(inputs), "padding_mask": inputs["padding_mask"]}
+
+
+def dropout_dense_head(backbone, units, dropout, output_name):
+    """(Dense layer, head function) of HF's classification heads: dropout on the backbone output
+    `output_name`, then a float32 Dense of `units` (named "logits"; HF's `classifier`).
+
+    Example:
+    >>> logits_layer, head = dropout_dense_head(backbone, 2, 0.1, "pooled_output")
+    >>> logits = head(head_features(backbone, backbone.input))
+    """
+    dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
+    logits_layer = keras.layers.Dense(units, name="logits", dtype="float32",
+                                      kernel_initializer=weight_initializer(backbone.initializer_range))
+    return logits_layer, lambda features: logits_layer(dropout_layer(features[output_name]))
 
 
 def apply_head(head, features, default_head, expected_shape, task_name):
