@@ -6,13 +6,9 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications import metrics
-from kerasbert.applications.task import Prepared, Task, apply_head, dropout_dense_head, head_features
+from kerasbert.applications.task import Prepared, Task, task_outputs
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
-from kerasbert.models.checkpoint_weights import assign_links, dense_links
-
-
-HF_ARCHITECTURE = "BertForSequenceClassification"
 
 
 def softmax(logits):
@@ -54,6 +50,13 @@ class BertClassifier(Task):
     >>> clf.predict(["what a lovely film"])                     # DataFrame: label, score, probabilities
     """
 
+    hf_head = ("classifier", "BertForSequenceClassification")  # a fine-tuned HF model's head
+    hf_labels_argument = "num_classes"
+    config_names = (
+        "num_classes", "labels", "problem_type", "dropout", "text_column", "text_pair_column",
+        "label_column", "uses_pairs", "thresholds",
+    )
+
     def __init__(
         self,
         backbone,
@@ -73,15 +76,10 @@ class BertClassifier(Task):
         encoder = LabelEncoder(labels=labels, problem_type=problem_type)
         num_classes = resolve_num_classes(num_classes, encoder)
 
-        # === Layers ===
-        logits_layer, default_head = None, None
-        if head is None:
-            logits_layer, default_head = dropout_dense_head(backbone, num_classes, dropout, "pooled_output")
-
         # === Functional model ===
         inputs = backbone.input
-        features = head_features(backbone, inputs)
-        outputs = apply_head(head, features, default_head, (None, num_classes), "BertClassifier")
+        outputs, logits_layer = task_outputs(backbone, inputs, head, num_classes, "pooled_output",
+                                             (None, num_classes), "BertClassifier", dropout=dropout)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
@@ -96,25 +94,11 @@ class BertClassifier(Task):
         self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
         self.logits_layer = logits_layer
 
-    # === Checkpoint heads ===
-
-    @classmethod
-    def task_args_from_checkpoint(cls, checkpoint, task_args):
-        """A fine-tuned HF `BertForSequenceClassification` brings its labels."""
-        if checkpoint.heads("classifier.", HF_ARCHITECTURE) and checkpoint.id2label \
-                and "labels" not in task_args and "num_classes" not in task_args:
-            id2label = checkpoint.id2label
-            task_args = {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
-        return task_args
-
-    def heads_from_checkpoint(self, checkpoint):
-        head = checkpoint.heads("classifier.", HF_ARCHITECTURE)
-        if head and self.logits_layer is not None and head["classifier.weight"].shape[0] == self.num_classes:
-            assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
-
     @property
     def class_names(self):
         return self.label_encoder.labels
+
+    labels = class_names
 
     @property
     def problem_type(self):
@@ -282,25 +266,6 @@ class BertClassifier(Task):
         best = tf.argmax(logits, axis=-1, output_type=tf.int32)
         names = tf.constant([str(name) for name in self.class_names])
         return {"probabilities": tf.nn.softmax(logits), "label_id": best, "label": tf.gather(names, best)}
-
-    # === Serialisation ===
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_classes": self.num_classes,
-                "labels": self.label_encoder.labels,
-                "problem_type": self.label_encoder.problem_type,
-                "dropout": self.dropout,
-                "text_column": self.text_column,
-                "text_pair_column": self.text_pair_column,
-                "label_column": self.label_column,
-                "uses_pairs": self.uses_pairs,
-                "thresholds": self.thresholds,
-            }
-        )
-        return config
 
 
 def resolve_num_classes(num_classes, encoder):

@@ -10,7 +10,14 @@ import tensorflow as tf
 from keras import ops
 
 from kerasbert.applications.model_function import ModelFunction
-from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Prepared, Task, head_features, is_raw
+from kerasbert.applications.task import (
+    DEFAULT_BATCH_SIZE,
+    Prepared,
+    Task,
+    checked_head_outputs,
+    head_features,
+    is_raw,
+)
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.models.bert_backbone import tokenizer_settings
@@ -25,6 +32,21 @@ def masked_lm_inputs(backbone):
     """The backbone's inputs plus `mask_positions` (int32 `[batch, P]`, the positions to predict)."""
     return {**backbone.input,
             "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
+
+
+def masked_lm_features(backbone, inputs):
+    """What a masked-LM head reads: `head_features` plus the `mask_positions` input."""
+    features = head_features(backbone, {name: inputs[name] for name in BACKBONE_INPUTS})
+    return {**features, "mask_positions": inputs["mask_positions"]}
+
+
+def check_no_custom_head(head, action):
+    """A ValueError for `action` (saving heads under HF names) on a task with a custom `head`."""
+    if head is not None:
+        raise ValueError(
+            f"This model's head is a custom layer ({type(head).__name__}), which has no HF weight names, "
+            f"so it cannot {action}. Save the whole model with model.save('model.keras') instead."
+        )
 
 
 def build_masked_lm_head(backbone):
@@ -85,22 +107,30 @@ class BertMaskedLM(Task):
     Args:
         backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
         text_column: the DataFrame column holding the texts.
+        head: a layer replacing the tied `MaskedLMHead`: called on `{"sequence_output",
+            "pooled_output", "padding_mask", "mask_positions"}`, it returns `[batch, P, vocabulary]`
+            logits. Saved in `.keras` files; it has no HF names, so `save_to_preset` and
+            `export_to_hf` refuse it.
 
     Example:
     >>> fill = BertMaskedLM.from_preset("my_pretrained_preset")
     >>> fill.predict(["Mr. Darcy was a [MASK] man."], top_k=3)[["tokens", "scores"]]
     """
 
-    def __init__(self, backbone, preprocessor, text_column="text", **kwargs):
-        # === Layers ===
-        mlm_head = build_masked_lm_head(backbone)
+    config_names = ("text_column",)
 
+    def __init__(self, backbone, preprocessor, text_column="text", head=None, **kwargs):
         # === Functional model ===
         inputs = masked_lm_inputs(backbone)
-        features = head_features(backbone, {name: inputs[name] for name in BACKBONE_INPUTS})
-        outputs = mlm_head(features["sequence_output"], inputs["mask_positions"])
+        features = masked_lm_features(backbone, inputs)
+        mlm_head = None
+        if head is None:
+            mlm_head = build_masked_lm_head(backbone)
+            outputs = mlm_head(features["sequence_output"], features["mask_positions"])
+        else:
+            outputs = checked_head_outputs(head, features, (None, None, backbone.vocabulary_size), "BertMaskedLM")
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
-                         **kwargs)
+                         head=head, **kwargs)
 
         # === Config ===
         self.text_column = text_column
@@ -111,10 +141,12 @@ class BertMaskedLM(Task):
     # === Checkpoint heads and presets ===
 
     def heads_from_checkpoint(self, checkpoint):
-        load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__)
+        if self.mlm_head is not None:
+            load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__)
 
     def head_weights(self):
         """The masked-LM head under HF names (`cls.predictions.*`)."""
+        check_no_custom_head(self.head, "be written as a preset or HF folder")
         return export_links(masked_lm_head_links(self.mlm_head))
 
     def save_to_preset(self, folder):
@@ -232,10 +264,3 @@ class BertMaskedLM(Task):
                              "scores": best_scores[row, mask_index].tolist()})
                 index.append(label)
         return pd.DataFrame(rows, index=pd.Index(index, name=prepared.frame.index.name))
-
-    # === Serialisation ===
-
-    def get_config(self):
-        config = super().get_config()
-        config["text_column"] = self.text_column
-        return config

@@ -12,12 +12,14 @@ from kerasbert.applications.bert_masked_lm import (
     BACKBONE_INPUTS,
     build_masked_lm_head,
     check_keras_data,
+    check_no_custom_head,
     load_masked_lm_head,
+    masked_lm_features,
     masked_lm_inputs,
     write_task_preset,
 )
 from kerasbert.applications.model_function import ModelFunction
-from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Task, head_features, is_raw
+from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Task, checked_head_outputs, is_raw
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
@@ -66,6 +68,10 @@ class BertPretrainer(Task):
             (15% of the tokens, of which 80% `[MASK]`, 10% random, 10% kept; at most 20 a sequence).
         mask_strategy: "token", "whole_word" or "span" (see `kerasbert.data.masking`).
         text_column: the DataFrame column holding the documents.
+        head: a layer replacing both heads: called on `{"sequence_output", "pooled_output",
+            "padding_mask", "mask_positions"}`, it returns `{"mlm": [batch, P, vocabulary] logits}`
+            plus `"nsp": [batch, 2]` logits with a next-sentence task. Saved in `.keras` files; it
+            has no HF names, so `save_to_preset` and `export_to_hf` refuse it.
 
     Example:
     >>> pretrainer = BertPretrainer.from_preset("bert_mini_en_uncased", load_weights=False)
@@ -90,24 +96,26 @@ class BertPretrainer(Task):
         max_selections=20,
         mask_strategy="token",
         text_column="text",
+        head=None,
         **kwargs,
     ):
         check_options(backbone, next_sentence, max_sequence_length, masking)
 
-        # === Layers ===
-        mlm_head = build_masked_lm_head(backbone)
-        nsp_head = None
-        if next_sentence is not None:
-            nsp_head = NSPHead(initializer_range=backbone.initializer_range, dtype="float32", name="nsp_head")
-
         # === Functional model ===
         inputs = masked_lm_inputs(backbone)
-        features = head_features(backbone, {name: inputs[name] for name in BACKBONE_INPUTS})
-        outputs = {"mlm": mlm_head(features["sequence_output"], inputs["mask_positions"])}
-        if nsp_head is not None:
-            outputs["nsp"] = nsp_head(features["pooled_output"])
+        features = masked_lm_features(backbone, inputs)
+        mlm_head = nsp_head = None
+        if head is not None:
+            expected = {"mlm": (None, None, backbone.vocabulary_size), **({"nsp": (None, 2)} if next_sentence else {})}
+            outputs = checked_head_outputs(head, features, expected, "BertPretrainer")
+        else:
+            mlm_head = build_masked_lm_head(backbone)
+            outputs = {"mlm": mlm_head(features["sequence_output"], features["mask_positions"])}
+            if next_sentence is not None:
+                nsp_head = NSPHead(initializer_range=backbone.initializer_range, dtype="float32", name="nsp_head")
+                outputs["nsp"] = nsp_head(features["pooled_output"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
-                         **kwargs)
+                         head=head, **kwargs)
 
         # === Config ===
         self.next_sentence = next_sentence
@@ -125,7 +133,8 @@ class BertPretrainer(Task):
         self.nsp_head = nsp_head
         # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
         self.metric_sums_function = ModelFunction(self, self.metric_sums)
-        self.masker(seed=0)  # checks the masking options now rather than at the first fit
+        if self.tokenizer.has_vocabulary:  # (from a `.keras` file it comes later, options checked at save)
+            self.masker(seed=0)  # checks the masking options now rather than at the first fit
 
     # === Checkpoint heads and presets ===
 
@@ -140,6 +149,8 @@ class BertPretrainer(Task):
     def heads_from_checkpoint(self, checkpoint):
         """Load `cls.predictions.*` and `cls.seq_relationship.*` (HF `BertForPreTraining`, Google
         checkpoints, kerasbert presets) when the checkpoint has them."""
+        if self.mlm_head is None:  # a custom head: nothing of HF's to load
+            return
         load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__)
         nsp_weights = checkpoint.heads(NSP_HEAD_NAME + ".")
         if self.nsp_head is not None and nsp_weights:
@@ -147,6 +158,7 @@ class BertPretrainer(Task):
 
     def head_weights(self):
         """The MLM (and NSP) head under HF names: `cls.predictions.*`, `cls.seq_relationship.*`."""
+        check_no_custom_head(self.head, "be written as a preset or HF folder")
         weights = export_links(masked_lm_head_links(self.mlm_head))
         if self.nsp_head is not None:
             weights.update(export_links(dense_links(self.nsp_head, NSP_HEAD_NAME)))
@@ -234,21 +246,21 @@ class BertPretrainer(Task):
     def default_loss(self):
         losses = {"mlm": keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction="mean_with_sample_weight")}
-        if self.nsp_head is not None:
+        if self.next_sentence is not None:
             losses["nsp"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return losses
 
     def default_metrics(self):
-        if self.nsp_head is None:
+        if self.next_sentence is None:
             return {}
         return {"nsp": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
 
     def default_weighted_metrics(self):
         # With several outputs Keras prefixes metric names with "mlm_" and reports "mlm_loss" itself.
-        prefix = "" if self.nsp_head is not None else "mlm_"
+        prefix = "" if self.next_sentence is not None else "mlm_"
         metrics = [keras.metrics.SparseCategoricalAccuracy(name=prefix + "accuracy"),
                    MaskedLMCrossEntropy(name=prefix + "perplexity", exponentiate=True)]
-        if self.nsp_head is None:
+        if self.next_sentence is None:
             metrics.append(MaskedLMCrossEntropy(name="mlm_loss"))
         return {"mlm": metrics}
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.applications.task import Prepared, Task, apply_head, head_features, is_raw
+from kerasbert.applications.task import Prepared, Task, is_raw, task_outputs
 from kerasbert.data.answer_spans import (
     OUTSIDE_CONTEXT,
     best_null_score_threshold,
@@ -18,8 +18,6 @@ from kerasbert.data.answer_spans import (
     prepare_qa_features,
 )
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
-from kerasbert.layers.initializers import weight_initializer
-from kerasbert.models.checkpoint_weights import assign_links, dense_links
 from kerasbert.tokenizers.bert_packer import keep_first
 
 DEFAULT_N_BEST = 20
@@ -87,6 +85,12 @@ class BertQuestionAnswerer(Task):
     ... # DataFrame: answer "Ada", start 0, end 3, score
     """
 
+    hf_head = ("qa_outputs", None)  # a fine-tuned HF BertForQuestionAnswering
+    config_names = (
+        "doc_stride", "max_question_length", "allow_no_answer", "null_score_threshold", "question_column",
+        "context_column", "answer_texts_column", "answer_starts_column", "id_column",
+    )
+
     def __init__(
         self,
         backbone,
@@ -106,19 +110,10 @@ class BertQuestionAnswerer(Task):
         check_window_settings(preprocessor.sequence_length or backbone.max_sequence_length,
                               doc_stride, max_question_length)
 
-        # === Layers ===
-        span_logits_layer = None
-        if head is None:
-            span_logits_layer = keras.layers.Dense(
-                2, name="qa_outputs", dtype="float32",
-                kernel_initializer=weight_initializer(backbone.initializer_range),
-            )
-
         # === Functional model ===
         inputs = backbone.input
-        features = head_features(backbone, inputs)
-        outputs = apply_head(head, features, lambda f: span_logits_layer(f["sequence_output"]),
-                             (None, None, 2), "BertQuestionAnswerer")
+        outputs, logits_layer = task_outputs(backbone, inputs, head, 2, "sequence_output", (None, None, 2),
+                                                  "BertQuestionAnswerer", layer_name="qa_outputs")
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
@@ -132,7 +127,7 @@ class BertQuestionAnswerer(Task):
         self.answer_texts_column = answer_texts_column
         self.answer_starts_column = answer_starts_column
         self.id_column = id_column
-        self.span_logits_layer = span_logits_layer
+        self.logits_layer = logits_layer
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, sequence_length=384, **kwargs):
@@ -142,14 +137,6 @@ class BertQuestionAnswerer(Task):
         >>> qa = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", sequence_length=256)
         """
         return super().from_preset(preset, load_weights, sequence_length=sequence_length, **kwargs)
-
-    # === Checkpoint heads ===
-
-    def heads_from_checkpoint(self, checkpoint):
-        """A fine-tuned HF `BertForQuestionAnswering` brings its `qa_outputs` head."""
-        head = checkpoint.heads("qa_outputs.")
-        if head and self.span_logits_layer is not None:
-            assign_links(dense_links(self.span_logits_layer, "qa_outputs"), head, checkpoint.source)
 
     @property
     def window_length(self):
@@ -318,25 +305,6 @@ class BertQuestionAnswerer(Task):
 
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1],
                 "token_char_starts": token_offsets(char_starts), "token_char_ends": token_offsets(char_ends)}
-
-    # === Serialisation ===
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "doc_stride": self.doc_stride,
-                "max_question_length": self.max_question_length,
-                "allow_no_answer": self.allow_no_answer,
-                "null_score_threshold": self.null_score_threshold,
-                "question_column": self.question_column,
-                "context_column": self.context_column,
-                "answer_texts_column": self.answer_texts_column,
-                "answer_starts_column": self.answer_starts_column,
-                "id_column": self.id_column,
-            }
-        )
-        return config
 
 
 def check_window_settings(window_length, doc_stride, max_question_length):

@@ -7,10 +7,9 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.applications.task import Prepared, Task, apply_head, dropout_dense_head, head_features
+from kerasbert.applications.task import Prepared, Task, task_outputs
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
-from kerasbert.models.checkpoint_weights import assign_links, dense_links
 
 OUTSIDE_TAG = "O"
 CONTINUATION_PREFIX = "##"
@@ -54,6 +53,12 @@ class BertTokenClassifier(Task):
     {'type': 'ORG', 'text': 'EU', 'start': 0, 'end': 2, 'score': 0.99...}
     """
 
+    hf_head = ("classifier", "BertForTokenClassification")  # a fine-tuned HF model's head
+    hf_labels_argument = "num_tags"
+    config_names = (
+        "num_tags", "labels", "dropout", "tokens_column", "tags_column", "text_column",
+    )
+
     def __init__(
         self,
         backbone,
@@ -70,15 +75,10 @@ class BertTokenClassifier(Task):
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels)
 
-        # === Layers ===
-        logits_layer, default_head = None, None
-        if head is None:
-            logits_layer, default_head = dropout_dense_head(backbone, num_tags, dropout, "sequence_output")
-
         # === Functional model ===
         inputs = backbone.input
-        features = head_features(backbone, inputs)
-        outputs = apply_head(head, features, default_head, (None, None, num_tags), "BertTokenClassifier")
+        outputs, logits_layer = task_outputs(backbone, inputs, head, num_tags, "sequence_output",
+                                             (None, None, num_tags), "BertTokenClassifier", dropout=dropout)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
@@ -90,22 +90,6 @@ class BertTokenClassifier(Task):
         self.tags_column = tags_column
         self.text_column = text_column
         self.logits_layer = logits_layer
-
-    # === Checkpoint heads ===
-
-    @classmethod
-    def task_args_from_checkpoint(cls, checkpoint, task_args):
-        """A fine-tuned HF `BertForTokenClassification` brings its tag names."""
-        if checkpoint.heads("classifier.", "BertForTokenClassification") and checkpoint.id2label and "labels" not in task_args \
-                and "num_tags" not in task_args:
-            id2label = checkpoint.id2label
-            task_args = {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
-        return task_args
-
-    def heads_from_checkpoint(self, checkpoint):
-        head = checkpoint.heads("classifier.", "BertForTokenClassification")
-        if head and self.logits_layer is not None and head["classifier.weight"].shape[0] == self.num_tags:
-            assign_links(dense_links(self.logits_layer, "classifier"), head, checkpoint.source)
 
     @property
     def packed_length(self):
@@ -281,22 +265,6 @@ class BertTokenClassifier(Task):
             "ends": tf.cast(ends, tf.int64).to_tensor(-1),
             "word_starts": ids.with_flat_values(~tf.gather(inside_word, ids.flat_values)).to_tensor(False),
         }
-
-    # === Serialisation ===
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_tags": self.num_tags,
-                "labels": self.labels,
-                "dropout": self.dropout,
-                "tokens_column": self.tokens_column,
-                "tags_column": self.tags_column,
-                "text_column": self.text_column,
-            }
-        )
-        return config
 
 
 def resolve_num_tags(num_tags, labels):

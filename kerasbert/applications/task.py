@@ -25,6 +25,7 @@ from kerasbert.applications.model_function import ModelFunction
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.models.checkpoint_weights import assign_links, dense_links
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
@@ -144,29 +145,40 @@ def head_features(backbone, inputs):
     return {**backbone(inputs), "padding_mask": inputs["padding_mask"]}
 
 
-def dropout_dense_head(backbone, units, dropout, output_name):
-    """(Dense layer, head function) of HF's classification heads: dropout on the backbone output
-    `output_name`, then a float32 Dense of `units` (named "logits"; HF's `classifier`).
+def task_outputs(backbone, inputs, head, units, output_name, expected_shape, task_name, dropout=None,
+                 layer_name="logits"):
+    """`(outputs, logits_layer)` of a task on `backbone` called on `inputs`.
+
+    With `head` (the user's layer): `head(features)`, checked against `expected_shape` (None: any
+    size), and no logits layer. Without: HF's head, dropout (if given) on the backbone output
+    `output_name`, then a float32 Dense of `units` named `layer_name` (HF's `classifier` or
+    `qa_outputs`, which `load_dense_head` fills from a checkpoint).
 
     Example:
-    >>> logits_layer, head = dropout_dense_head(backbone, 2, 0.1, "pooled_output")
-    >>> logits = head(head_features(backbone, backbone.input))
+    >>> outputs, logits_layer = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
+    ...                                      (None, 2), "BertClassifier", dropout=0.1)
     """
-    dropout_layer = keras.layers.Dropout(dropout, name="classifier_dropout")
-    logits_layer = keras.layers.Dense(units, name="logits", dtype="float32",
+    features = head_features(backbone, inputs)
+    if head is not None:
+        return checked_head_outputs(head, features, expected_shape, task_name), None
+    dropout_layer = None if dropout is None else keras.layers.Dropout(dropout, name="classifier_dropout")
+    logits_layer = keras.layers.Dense(units, name=layer_name, dtype="float32",
                                       kernel_initializer=weight_initializer(backbone.initializer_range))
-    return logits_layer, lambda features: logits_layer(dropout_layer(features[output_name]))
+    hidden = features[output_name]
+    return logits_layer(hidden if dropout_layer is None else dropout_layer(hidden)), logits_layer
 
 
-def apply_head(head, features, default_head, expected_shape, task_name):
-    """`head(features)` when a head is given (its output checked against `expected_shape`, None
-    for any size), else `default_head(features)`."""
-    if head is None:
-        return default_head(features)
+def checked_head_outputs(head, features, expected_shape, task_name):
+    """`head(features)`, or a ValueError naming the shape `task_name` needs: a tuple (None: any
+    size), or a dict of them when the task has several outputs."""
     outputs = head(features)
-    shape = tuple(getattr(outputs, "shape", ()))
-    fits = len(shape) == len(expected_shape) and all(
-        want is None or got == want for got, want in zip(shape, expected_shape))
+    if isinstance(expected_shape, dict):
+        shape = {name: shape_of(value) for name, value in outputs.items()} if isinstance(outputs, dict) else None
+        fits = shape is not None and set(shape) == set(expected_shape) and all(
+            shape_fits(shape[name], want) for name, want in expected_shape.items())
+    else:
+        shape = shape_of(outputs)
+        fits = shape_fits(shape, expected_shape)
     if not fits:
         raise ValueError(
             f"The head {type(head).__name__} of {task_name} returns shape {shape}; {task_name} needs "
@@ -174,6 +186,14 @@ def apply_head(head, features, default_head, expected_shape, task_name):
             f"{sorted(features)} and must end in a Dense layer of that many units."
         )
     return outputs
+
+
+def shape_of(value):
+    return tuple(getattr(value, "shape", ()))
+
+
+def shape_fits(shape, expected):
+    return len(shape) == len(expected) and all(want is None or got == want for got, want in zip(shape, expected))
 
 
 class Task(keras.Model):
@@ -221,13 +241,32 @@ class Task(keras.Model):
         task.heads_from_checkpoint(checkpoint)
         return task
 
+    # The HF head a task's default Dense `logits_layer` loads from a fine-tuned checkpoint: (weight-name
+    # prefix, HF class or None for any), and for classifiers the argument that counts the labels.
+    hf_head = None
+    hf_labels_argument = None
+    logits_layer = None
+
     @classmethod
     def task_args_from_checkpoint(cls, checkpoint, task_args):
-        """Fill task arguments a checkpoint knows (e.g. its labels). Default: unchanged."""
+        """Fill task arguments a checkpoint knows: a fine-tuned HF classifier's labels (`id2label`),
+        unless the user gave `labels` or their count."""
+        prefix, architecture = cls.hf_head or (None, None)
+        if cls.hf_labels_argument and checkpoint.heads(f"{prefix}.", architecture) and checkpoint.id2label \
+                and "labels" not in task_args and cls.hf_labels_argument not in task_args:
+            id2label = checkpoint.id2label
+            return {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
         return task_args
 
     def heads_from_checkpoint(self, checkpoint):
-        """Load a matching HF task head from `checkpoint`. Default: nothing to load."""
+        """Load the checkpoint's `hf_head` into the default logits layer when it has one of the same
+        size (a user's `head=` loads nothing)."""
+        if self.hf_head is None or self.logits_layer is None:
+            return
+        prefix, architecture = self.hf_head
+        weights = checkpoint.heads(f"{prefix}.", architecture)
+        if weights and weights[f"{prefix}.weight"].shape[0] == self.logits_layer.units:
+            assign_links(dense_links(self.logits_layer, prefix), weights, checkpoint.source)
 
     @property
     def tokenizer(self):
@@ -268,8 +307,8 @@ class Task(keras.Model):
                 group_by_length=True, order=None):
         """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled and (unless
         `group_by_length=False`) grouped by length; other batches come in `order`, else the input order."""
-        return make_batched_dataset(
-            prepared.features,
+        return self.make_dataset(
+            prepared,
             labels=prepared.labels if with_labels else None,
             sample_weight=prepared.sample_weight if with_labels else None,
             batch_size=batch_size,
@@ -280,6 +319,11 @@ class Task(keras.Model):
             pad_token_id=self.tokenizer.pad_token_id,
             order=order,
         )
+
+    def make_dataset(self, prepared, **options):
+        """The task's batching (`make_batched_dataset`; multiple choice keeps an example's choices
+        together) with the options `batches` chose."""
+        return make_batched_dataset(prepared.features, **options)
 
     def example_lengths(self, prepared):
         """Tokens per example (a multiple-choice example: its longest choice)."""
@@ -312,10 +356,13 @@ class Task(keras.Model):
         )
         self.default_compiled = True
 
-    def get_compile_config(self):
-        # The default optimizer is rebuilt for each `fit` (its schedule depends on the step
-        # count), so only a user's own compile is saved with the model.
-        return None if self.default_compiled else super().get_compile_config()
+    def compile_from_config(self, config):
+        """Keras calls this when it loads a file saved with its optimizer: compile as saved (the
+        default optimizer too, with its schedule) and create the optimizer's variables, so that
+        their saved state loads and `fit` continues where it stopped."""
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.build_optimizer()
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
             learning_rate=None, seed=0, group_by_length=True, **kwargs):
@@ -484,6 +531,29 @@ class Task(keras.Model):
 
     # === Serialisation ===
 
+    def save(self, filepath, overwrite=True, include_optimizer=False, **kwargs):
+        """Write a `.keras` file: config, weights and the tokenizer's vocabulary (an asset).
+
+        For deployment, the default leaves out the optimizer and the compile settings: AdamW's
+        two moments per weight would triple the file. `include_optimizer=True` keeps both, to
+        resume training where it stopped.
+
+        Example:
+        >>> classifier.save("sentiment.keras")  # ~ the weights' size; reloads and predicts
+        >>> classifier.save("checkpoint.keras", include_optimizer=True)  # to fit further
+        """
+        if include_optimizer or not self.compiled:
+            return super().save(filepath, overwrite=overwrite, **kwargs)
+        optimizer = self.optimizer
+        self.optimizer, self.compiled = None, False
+        try:
+            return super().save(filepath, overwrite=overwrite, **kwargs)
+        finally:
+            self.optimizer, self.compiled = optimizer, True
+
+    # The constructor arguments a task keeps as attributes of the same name: `get_config` saves them.
+    config_names = ()
+
     def get_config(self):
         return {
             "name": self.name,
@@ -491,6 +561,7 @@ class Task(keras.Model):
             "backbone": keras.saving.serialize_keras_object(self.backbone),
             "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
             "head": None if self.head is None else keras.saving.serialize_keras_object(self.head),
+            **{name: getattr(self, name) for name in self.config_names},
         }
 
     @classmethod

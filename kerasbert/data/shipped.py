@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pandas as pd
 
-import kerasbert
-
 DATASETS_ENV = "KERASBERT_DATASETS"
 
 
@@ -30,7 +28,7 @@ def datasets_dir():
     override = os.environ.get(DATASETS_ENV)
     if override:
         return Path(override)
-    return Path(kerasbert.__file__).resolve().parent.parent / "datasets"
+    return Path(__file__).resolve().parents[2] / "datasets"  # kerasbert/data/shipped.py -> <repo>
 
 
 def available_datasets():

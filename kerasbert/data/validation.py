@@ -211,6 +211,80 @@ def _check_tags(tags, tokens, tags_column, tokens_column):
         raise ValueError(f"Column {tags_column!r} mixes tag types: {examples}. Use one type.")
 
 
+def validate_endings(endings, column, num_choices=None):
+    """Check that every row holds the same number (>= 2, `num_choices` if given) of non-empty
+    strings; return that number.
+
+    Example:
+    >>> validate_endings(pd.Series([["a", "b"], ["c", "d"]]), "endings")
+    2
+    """
+    expected, first_row = num_choices, None
+    for position, row in enumerate(endings.tolist()):
+        label = _row_at(endings, position)
+        if not isinstance(row, (list, tuple, np.ndarray)) or np.ndim(row) != 1:
+            raise ValueError(
+                f"Column {column!r} must hold a list of candidate endings per row; row {label!r} holds "
+                f"{_preview(row)}. Gather each example's endings in one list, e.g. df[{column!r}] = "
+                "df[['ending0', 'ending1', 'ending2', 'ending3']].values.tolist()."
+            )
+        if len(row) < 2:
+            raise ValueError(
+                f"Row {label!r} of column {column!r} has {len(row)} ending(s); multiple choice needs "
+                "at least 2 per example. Add candidates or drop the row."
+            )
+        if expected is None:
+            expected, first_row = len(row), label
+        elif len(row) != expected:
+            where = (f"this model takes num_choices={num_choices}" if first_row is None
+                     else f"row {first_row!r} has {expected}")
+            raise ValueError(
+                f"Row {label!r} of column {column!r} has {len(row)} endings, but {where}. Every example "
+                "of one call needs the same number of endings: split the data by "
+                f"df[{column!r}].map(len) and call once per group, or fix the row."
+            )
+        for index, ending in enumerate(row):
+            if not isinstance(ending, str) or not ending.strip():
+                if isinstance(ending, str):
+                    problem = "is empty or only whitespace"
+                elif _is_missing(ending):
+                    problem = "is missing (NaN/None)"
+                else:
+                    problem = f"is a {type(ending).__name__}, not str"
+                raise ValueError(
+                    f"Row {label!r} of column {column!r}: ending {index} ({_preview(ending)}) {problem}. "
+                    "Every ending must be non-empty text: fill it in or drop the row."
+                )
+    if expected is None:
+        raise ValueError(f"Column {column!r} has no rows; there is nothing to choose from.")
+    return expected
+
+
+def validate_choice_labels(labels, column, num_choices):
+    """Check that every label is a whole number in `0..num_choices-1`; return them as int32.
+
+    Example:
+    >>> validate_choice_labels(pd.Series([0, 3.0]), "label", num_choices=4).tolist()
+    [0, 3]
+    """
+    for position, value in enumerate(labels.tolist()):
+        label = _row_at(labels, position)
+        is_number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        if not is_number or not float(value).is_integer():
+            raise ValueError(
+                f"Label column {column!r}: row {label!r} holds {_preview(value)}"
+                f"{', a missing label' if _is_missing(value) else ''}. A label is the index (0 to "
+                f"{num_choices - 1}) of the right ending: fix or drop the row."
+            )
+        if not 0 <= value < num_choices:
+            raise ValueError(
+                f"Label column {column!r}: row {label!r} holds {_preview(value)}, not an index into its "
+                f"{num_choices} endings. Labels count from 0 to {num_choices - 1}; shift 1-based labels "
+                f"with df[{column!r}] -= 1."
+            )
+    return labels.to_numpy().astype(np.int32)
+
+
 def _argument_column_pairs(columns, argument):
     if isinstance(columns, Mapping):
         return list(columns.items())
@@ -378,3 +452,7 @@ def _check_problem_type(labels, kind, name, problem_type):
                     f"{_rows(labels, fractional, 'not whole numbers')}. For numeric "
                     "targets pass problem_type='regression'."
                 )
+
+
+def _is_missing(value):
+    return value is None or (isinstance(value, (float, np.floating)) and np.isnan(value))

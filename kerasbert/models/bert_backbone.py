@@ -42,6 +42,20 @@ def resolve_block_class(encoder_block):
     return encoder_block
 
 
+
+def run_blocks(blocks, x, padding_mask, output_attentions):
+    """`(last output, [embedding output, each block's output], [each block's attention probabilities])`
+    of the encoder blocks applied in turn (the probabilities only with `output_attentions`)."""
+    hidden_states, attentions = [x], []
+    for block in blocks:
+        if output_attentions:
+            x, probabilities = block(x, padding_mask=padding_mask, return_attention_scores=True)
+            attentions.append(probabilities)
+        else:
+            x = block(x, padding_mask=padding_mask)
+        hidden_states.append(x)
+    return x, hidden_states, attentions
+
 @keras.saving.register_keras_serializable(package="kerasbert")
 class BertBackbone(keras.Model):
     """The BERT encoder: embeddings, a stack of encoder blocks and the `[CLS]` pooler.
@@ -118,31 +132,18 @@ class BertBackbone(keras.Model):
             )
             for i in range(num_layers)
         ]
-        final_layer_norm = None
-        if normalize_first:
-            final_layer_norm = keras.layers.LayerNormalization(
-                epsilon=layer_norm_epsilon, dtype="float32", name="final_layer_norm",
-            )
+        final_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype="float32", name="final_layer_norm") if normalize_first else None
         pooler = keras.layers.Dense(
             hidden_dim, activation="tanh", dtype=dtype, name="pooler",
             kernel_initializer=weight_initializer(initializer_range),
         )
 
         # === Functional model ===
-        inputs = {
-            "token_ids": keras.Input(shape=(None,), dtype="int32", name="token_ids"),
-            "segment_ids": keras.Input(shape=(None,), dtype="int32", name="segment_ids"),
-            "padding_mask": keras.Input(shape=(None,), dtype="int32", name="padding_mask"),
-        }
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+                  for name in ("token_ids", "segment_ids", "padding_mask")}
         x = embedding(inputs["token_ids"], inputs["segment_ids"])
-        hidden_states, attentions = [x], []
-        for block in blocks:
-            if output_attentions:
-                x, probabilities = block(x, padding_mask=inputs["padding_mask"], return_attention_scores=True)
-                attentions.append(probabilities)
-            else:
-                x = block(x, padding_mask=inputs["padding_mask"])
-            hidden_states.append(x)
+        x, hidden_states, attentions = run_blocks(blocks, x, inputs["padding_mask"], output_attentions)
         if final_layer_norm is not None:
             x = final_layer_norm(x)
         outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :])}

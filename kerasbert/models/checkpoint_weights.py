@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from kerasbert.presets.checkpoint import CheckpointError
+
 
 def weight_links(backbone):
     """Yield `(variable, hf_names, kind)` for every backbone weight.
@@ -137,8 +139,6 @@ def export_hf_weights(backbone):
 
 def apply_checkpoint(backbone, checkpoint):
     """Load a `kerasbert.presets.Checkpoint`'s weights into `backbone` (any format)."""
-    from kerasbert.presets.checkpoint import CheckpointError
-
     if checkpoint.keras_weights_path is not None:
         try:
             backbone.load_weights(str(checkpoint.keras_weights_path))

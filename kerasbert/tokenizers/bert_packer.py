@@ -48,15 +48,10 @@ class BertPacker(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
-        if sequence_length is not None and (not isinstance(sequence_length, int) or sequence_length < 3):
-            raise ValueError(
-                f"`sequence_length` must be an int of at least 3 ([CLS] A [SEP] B [SEP] needs 3 places "
-                f"beside the text), or None for no truncation; got {sequence_length!r}."
-            )
         self.cls_token_id = int(cls_token_id)
         self.sep_token_id = int(sep_token_id)
         self.pad_token_id = int(pad_token_id)
-        self.sequence_length = sequence_length
+        self.sequence_length = check_sequence_length(sequence_length)
         self.pad_to_sequence_length = bool(pad_to_sequence_length)
 
     def call(self, inputs):
@@ -103,6 +98,16 @@ class BertPacker(keras.layers.Layer):
             }
         )
         return config
+
+
+def check_sequence_length(sequence_length):
+    """`sequence_length` if it is None or an int >= 3; a ValueError naming the rule otherwise."""
+    if sequence_length is not None and (not isinstance(sequence_length, int) or sequence_length < 3):
+        raise ValueError(
+            f"`sequence_length` must be an int of at least 3 ([CLS] A [SEP] B [SEP] needs 3 places "
+            f"beside the text), or None for no truncation; got {sequence_length!r}."
+        )
+    return sequence_length
 
 
 def to_ragged_ids(ids):

@@ -2,7 +2,7 @@
 
 import keras
 
-from kerasbert.tokenizers.bert_packer import BertPacker
+from kerasbert.tokenizers.bert_packer import BertPacker, check_sequence_length
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
 from kerasbert.tokenizers.string_inputs import to_string_tensor
 
@@ -36,17 +36,23 @@ class BertPreprocessor(keras.layers.Layer):
         if not isinstance(tokenizer, BertTokenizer):
             raise TypeError(f"`tokenizer` must be a BertTokenizer, got {type(tokenizer).__name__}.")
         self.tokenizer = tokenizer
-        self.packer = BertPacker(
-            cls_token_id=tokenizer.cls_token_id,
-            sep_token_id=tokenizer.sep_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-            sequence_length=sequence_length,
-            pad_to_sequence_length=pad_to_sequence_length,
-        )
+        self.sequence_length = check_sequence_length(sequence_length)
+        self.pad_to_sequence_length = bool(pad_to_sequence_length)
+        self._packer = None
 
     @property
-    def sequence_length(self):
-        return self.packer.sequence_length
+    def packer(self):
+        """The `BertPacker` with the tokenizer's special ids, made at first use (a tokenizer read
+        from a `.keras` file has its vocabulary only after its config)."""
+        if self._packer is None:
+            self._packer = BertPacker(
+                cls_token_id=self.tokenizer.cls_token_id,
+                sep_token_id=self.tokenizer.sep_token_id,
+                pad_token_id=self.tokenizer.pad_token_id,
+                sequence_length=self.sequence_length,
+                pad_to_sequence_length=self.pad_to_sequence_length,
+            )
+        return self._packer
 
     @classmethod
     def from_preset(cls, preset, sequence_length=512, pad_to_sequence_length=True, **tokenizer_kwargs):
@@ -65,13 +71,24 @@ class BertPreprocessor(keras.layers.Layer):
             segments = self.tokenizer(to_string_tensor(texts, type(self).__name__))
         return self.packer(segments)
 
+    def compute_output_spec(self, texts):
+        """The output dict's shapes from the input's, without running the tokenizer (a model that
+        holds this layer is rebuilt from its config before the vocabulary asset is loaded)."""
+        batch_shape = tuple((texts[0] if isinstance(texts, tuple) else texts).shape)
+        shape = (*batch_shape, self.sequence_length if self.pad_to_sequence_length else None)
+        return {
+            "token_ids": keras.KerasTensor(shape, "int32"),
+            "segment_ids": keras.KerasTensor(shape, "int32"),
+            "padding_mask": keras.KerasTensor(shape, "bool"),
+        }
+
     def get_config(self):
         config = super().get_config()
         config.update(
             {
                 "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
-                "sequence_length": self.packer.sequence_length,
-                "pad_to_sequence_length": self.packer.pad_to_sequence_length,
+                "sequence_length": self.sequence_length,
+                "pad_to_sequence_length": self.pad_to_sequence_length,
             }
         )
         return config

@@ -1,5 +1,7 @@
 """BertTokenizer: BERT WordPiece tokenisation with the ids of HF's fast tokenizer, in TF graph ops."""
 
+import json
+import os
 import re
 
 import keras
@@ -7,11 +9,13 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from kerasbert.presets.loading import load_tokenizer
 from kerasbert.tokenizers.string_inputs import to_string_tensor
 from kerasbert.tokenizers.vocabulary import check_vocabulary, load_vocabulary
 from kerasbert.tokenizers.word_splitter import WordSplitter
 
 CONTINUATION_PREFIX = "##"
+VOCABULARY_ASSET = "vocabulary.json"  # inside a `.keras` file's assets: the tokens as a JSON list
 # HF's WordPiece decoder `cleanup`, applied to each token with the space put in front of it.
 DECODER_CLEANUP = (
     (" .", "."),
@@ -40,9 +44,13 @@ class BertTokenizer(keras.layers.Layer):
     is added: `BertPacker` does that. All of it is TensorFlow ops, so it runs in `tf.data` and in
     an exported SavedModel with only TensorFlow and tensorflow-text loaded.
 
+    The vocabulary is not part of `get_config()`: a `.keras` file stores it as the asset
+    `vocabulary.json` (Keras `save_assets`/`load_assets`), so the config stays small. A tokenizer
+    made from a config alone has no vocabulary until `set_vocabulary` or `load_assets`.
+
     Args:
         vocabulary: the tokens (list of str, id = position) or the path to a `vocab.txt` (or the
-            folder holding one).
+            folder holding one); None to set it later.
         lowercase: lower-case the text (uncased checkpoints).
         strip_accents: drop accents (NFD, then remove nonspacing marks); `None` follows `lowercase`.
         tokenize_chinese_chars: make each CJK ideograph a word of its own.
@@ -61,7 +69,7 @@ class BertTokenizer(keras.layers.Layer):
 
     def __init__(
         self,
-        vocabulary,
+        vocabulary=None,
         lowercase=True,
         strip_accents=None,
         tokenize_chinese_chars=True,
@@ -81,15 +89,6 @@ class BertTokenizer(keras.layers.Layer):
         self.built = True
         if not isinstance(max_chars_per_word, int) or max_chars_per_word < 1:
             raise ValueError(f"`max_chars_per_word` must be a positive int, got {max_chars_per_word!r}.")
-        self._vocabulary = tuple(load_vocabulary(vocabulary))
-        special_tokens = {
-            "unk_token": unk_token,
-            "cls_token": cls_token,
-            "sep_token": sep_token,
-            "pad_token": pad_token,
-            "mask_token": mask_token,
-        }
-        check_vocabulary(self._vocabulary, special_tokens)
         self.lowercase = bool(lowercase)
         self.strip_accents = strip_accents
         self.tokenize_chinese_chars = bool(tokenize_chinese_chars)
@@ -97,28 +96,87 @@ class BertTokenizer(keras.layers.Layer):
         self.max_chars_per_word = max_chars_per_word
         self.unk_token, self.cls_token, self.sep_token = unk_token, cls_token, sep_token
         self.pad_token, self.mask_token = pad_token, mask_token
-        self._token_ids = {token: index for index, token in enumerate(self._vocabulary)}
         self._splitter = WordSplitter(
             lowercase=self.lowercase,
             strip_accents=self.lowercase if strip_accents is None else bool(strip_accents),
             tokenize_chinese_chars=self.tokenize_chinese_chars,
-            special_tokens=[] if self.split_special_tokens else list(special_tokens.values()),
+            special_tokens=[] if self.split_special_tokens else list(self.special_tokens().values()),
         )
+        self._vocabulary = None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+
+    def special_tokens(self):
+        """The special tokens by argument name, e.g. `{"unk_token": "[UNK]", ...}`."""
+        return {
+            "unk_token": self.unk_token,
+            "cls_token": self.cls_token,
+            "sep_token": self.sep_token,
+            "pad_token": self.pad_token,
+            "mask_token": self.mask_token,
+        }
+
+    def set_vocabulary(self, vocabulary):
+        """Give a tokenizer made without one (e.g. from a config) its vocabulary: a list of tokens
+        or the path to a `vocab.txt`. It is set once; a tokenizer that has one keeps it.
+
+        Example:
+        >>> tokenizer = BertTokenizer.from_config(config)  # doctest: +SKIP
+        >>> tokenizer.set_vocabulary("vocab.txt")  # doctest: +SKIP
+        """
+        if self._vocabulary is not None:
+            raise ValueError(
+                "This BertTokenizer already has a vocabulary; its ids are fixed. Make a new "
+                "BertTokenizer for another vocabulary."
+            )
+        tokens = tuple(load_vocabulary(vocabulary))
+        check_vocabulary(tokens, self.special_tokens())
+        self._token_ids = {token: index for index, token in enumerate(tokens)}
         self._wordpiece = tf_text.FastWordpieceTokenizer(
-            vocab=list(self._vocabulary),
+            vocab=list(tokens),
             suffix_indicator=CONTINUATION_PREFIX,
-            max_bytes_per_word=4 * max_chars_per_word,  # longer words never reach it (_pieces_input)
+            max_bytes_per_word=4 * self.max_chars_per_word,  # longer words never reach it (_pieces_input)
             token_out_type=tf.int32,
-            unknown_token=unk_token,
+            unknown_token=self.unk_token,
             no_pretokenization=True,
         )
+        self._vocabulary = tokens
+
+    @property
+    def has_vocabulary(self):
+        return self._vocabulary is not None
+
+    def _checked_vocabulary(self):
+        if self._vocabulary is None:
+            raise ValueError(
+                f"BertTokenizer '{self.name}' has no vocabulary: it was made from a config alone (the "
+                "vocabulary is stored beside the config, as an asset of the `.keras` file). Load the "
+                "model with keras.saving.load_model, or call set_vocabulary(tokens or 'vocab.txt')."
+            )
+        return self._vocabulary
+
+    # Saving: the vocabulary is a file in the `.keras` archive, not part of the config.
+
+    def save_assets(self, dir_path):
+        with open(os.path.join(dir_path, VOCABULARY_ASSET), "w", encoding="utf-8") as file:
+            json.dump(list(self._checked_vocabulary()), file, ensure_ascii=False)
+
+    def load_assets(self, dir_path):
+        if self.has_vocabulary:  # from the config of a file written before vocabularies became assets
+            return
+        path = os.path.join(dir_path, VOCABULARY_ASSET)
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"The saved model has no {VOCABULARY_ASSET} for BertTokenizer '{self.name}': the file "
+                "is incomplete. Save the model again with model.save('model.keras')."
+            )
+        with open(path, encoding="utf-8") as file:
+            self.set_vocabulary(json.load(file))
 
     @classmethod
     def from_preset(cls, preset, **kwargs):
         """The tokenizer of a preset name or checkpoint folder (`vocab.txt` + tokenizer settings)."""
-        from kerasbert import presets
-
-        return presets.load_tokenizer(preset, cls=cls, **kwargs)
+        return load_tokenizer(preset, cls=cls, **kwargs)
 
     @classmethod
     def from_vocabulary_file(cls, path, **kwargs):
@@ -128,40 +186,42 @@ class BertTokenizer(keras.layers.Layer):
     # Vocabulary.
 
     def vocabulary_size(self):
-        return len(self._vocabulary)
+        return len(self._checked_vocabulary())
 
     def get_vocabulary(self):
-        return list(self._vocabulary)
+        return list(self._checked_vocabulary())
 
     def token_to_id(self, token):
+        self._checked_vocabulary()
         if token not in self._token_ids:
             raise ValueError(f"Token {token!r} is not in the vocabulary.")
         return self._token_ids[token]
 
     def id_to_token(self, token_id):
-        if not 0 <= int(token_id) < len(self._vocabulary):
-            raise ValueError(f"Id {token_id} is out of the vocabulary's range [0, {len(self._vocabulary)}).")
-        return self._vocabulary[int(token_id)]
+        vocabulary = self._checked_vocabulary()
+        if not 0 <= int(token_id) < len(vocabulary):
+            raise ValueError(f"Id {token_id} is out of the vocabulary's range [0, {len(vocabulary)}).")
+        return vocabulary[int(token_id)]
 
     @property
     def unk_token_id(self):
-        return self._token_ids[self.unk_token]
+        return self.token_to_id(self.unk_token)
 
     @property
     def cls_token_id(self):
-        return self._token_ids[self.cls_token]
+        return self.token_to_id(self.cls_token)
 
     @property
     def sep_token_id(self):
-        return self._token_ids[self.sep_token]
+        return self.token_to_id(self.sep_token)
 
     @property
     def pad_token_id(self):
-        return self._token_ids[self.pad_token]
+        return self.token_to_id(self.pad_token)
 
     @property
     def mask_token_id(self):
-        return self._token_ids[self.mask_token]
+        return self.token_to_id(self.mask_token)
 
     # Tokenising.
 
@@ -170,6 +230,7 @@ class BertTokenizer(keras.layers.Layer):
 
     def tokenize(self, texts):
         """Token ids (int32 `tf.RaggedTensor`, one row per text; a scalar string gives one row)."""
+        self._checked_vocabulary()
         texts = to_string_tensor(texts, type(self).__name__)
         if isinstance(texts, tf.RaggedTensor):
             return texts.with_flat_values(self.tokenize(texts.flat_values))
@@ -181,6 +242,7 @@ class BertTokenizer(keras.layers.Layer):
         A piece spans the input characters its normalised characters came from, as HF's
         `return_offsets_mapping` does: `"Ångström"` -> `ang` (0, 3), `##strom` (3, 8).
         """
+        self._checked_vocabulary()
         texts = to_string_tensor(texts, type(self).__name__)
         if isinstance(texts, tf.RaggedTensor):
             outputs = self.tokenize_with_offsets(texts.flat_values)
@@ -221,6 +283,7 @@ class BertTokenizer(keras.layers.Layer):
     def detokenize(self, ids):
         """Text from ids, as HF's `decode`: tokens joined by spaces, `##` pieces glued to the previous
         one, no space before `. ? ! ,`. A row of ids gives a string; a batch gives one per row."""
+        vocabulary = self._checked_vocabulary()
         ids = to_int_ids(ids)
         if ids.shape.rank == 1:
             return self.detokenize(ids[tf.newaxis])[0]
@@ -228,11 +291,9 @@ class BertTokenizer(keras.layers.Layer):
             ids = tf.RaggedTensor.from_tensor(ids)
         if tf.executing_eagerly() and tf.size(ids.flat_values) > 0:
             low, high = int(tf.reduce_min(ids.flat_values)), int(tf.reduce_max(ids.flat_values))
-            if low < 0 or high >= len(self._vocabulary):
-                raise ValueError(
-                    f"Ids must be in [0, {len(self._vocabulary)}), got ids from {low} to {high}."
-                )
-        tokens = tf.gather(tf.constant(self._vocabulary), ids.flat_values)
+            if low < 0 or high >= len(vocabulary):
+                raise ValueError(f"Ids must be in [0, {len(vocabulary)}), got ids from {low} to {high}.")
+        tokens = tf.gather(tf.constant(vocabulary), ids.flat_values)
         first_in_row = tf.range(tf.size(tokens, out_type=tf.int64)) == tf.gather(
             ids.row_splits, ids.value_rowids()
         )
@@ -254,17 +315,12 @@ class BertTokenizer(keras.layers.Layer):
         config = super().get_config()
         config.update(
             {
-                "vocabulary": list(self._vocabulary),
                 "lowercase": self.lowercase,
                 "strip_accents": self.strip_accents,
                 "tokenize_chinese_chars": self.tokenize_chinese_chars,
                 "split_special_tokens": self.split_special_tokens,
                 "max_chars_per_word": self.max_chars_per_word,
-                "unk_token": self.unk_token,
-                "cls_token": self.cls_token,
-                "sep_token": self.sep_token,
-                "pad_token": self.pad_token,
-                "mask_token": self.mask_token,
+                **self.special_tokens(),
             }
         )
         return config

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import keras
 import numpy as np
@@ -24,8 +25,9 @@ def named(frame):
     return frame.assign(label=frame["label"].map({0: "negative", 1: "positive"}))
 
 
-def test_real_checkpoint_learns_sentiment_from_a_dataframe():
-    """all_minilm_l6_v2_en, 512 real reviews, two epochs of the defaults: well above chance."""
+def test_real_checkpoint_learns_sentiment_from_a_dataframe(tmp_path):
+    """all_minilm_l6_v2_en, 512 real reviews, two epochs of the defaults: well above chance. Its
+    `.keras` file holds the weights without AdamW's moments, the vocabulary as an asset."""
     splits = load_dataset("uci_sentiment")
     train = splits["train"].sample(512, random_state=0)[["text", "label"]]
     test = splits["test"].sample(256, random_state=0)[["text", "label"]]
@@ -34,6 +36,20 @@ def test_real_checkpoint_learns_sentiment_from_a_dataframe():
     results = classifier.evaluate(test, verbose=0)
     print(f"UCI 512-example smoke test: {results}")
     assert results["accuracy"] > 0.8 and results["loss"] < 0.55
+
+    path = tmp_path / "sentiment.keras"
+    classifier.save(path)
+    weight_bytes = sum(np.prod(weight.shape) * 4 for weight in classifier.weights)
+    with zipfile.ZipFile(path) as archive:
+        config_bytes = archive.getinfo("config.json").file_size
+        assets = [name for name in archive.namelist() if name.startswith("assets/")]
+    print(f"file {path.stat().st_size / 1e6:.1f} MB, weights {weight_bytes / 1e6:.1f} MB, config {config_bytes} B")
+    assert path.stat().st_size <= 1.1 * weight_bytes
+    assert config_bytes < 5000 and assets == ["assets/preprocessor/tokenizer/vocabulary.json"]
+    reloaded = keras.saving.load_model(path, safe_mode=True)
+    texts = test["text"].tolist()[:8]
+    np.testing.assert_array_equal(np.stack(reloaded.predict(texts)["probabilities"]),
+                                  np.stack(classifier.predict(texts)["probabilities"]))
 
 
 def test_binary_decodes_names_and_keeps_the_frame(tiny_backbone, real_preprocessor, reviews):

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 import tensorflow as tf
 
-from kerasbert.applications.bert_multiple_choice import BertMultipleChoice, make_choice_dataset
+from kerasbert.applications.bert_multiple_choice import BertMultipleChoice
+from kerasbert.data.choice_batching import make_choice_dataset
 from kerasbert.data.choice_examples import next_sentence_examples
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.swag import load_swag

@@ -96,3 +96,47 @@ def test_a_head_of_the_wrong_shape_is_a_named_error(tiny_backbone, real_preproce
         kb.BertClassifier(tiny_backbone, real_preprocessor, labels=["a", "b"], head=MeanPoolingMLPHead(3))
     with pytest.raises(ValueError, match=r"BertTokenClassifier needs logits of shape \(None, None, 3\)"):
         kb.BertTokenClassifier(tiny_backbone, real_preprocessor, labels=["O", "B", "I"], head=MeanPoolingMLPHead(3))
+
+
+@keras.saving.register_keras_serializable(package="kerasbert_tests")
+class UntiedMaskedLMHead(keras.layers.Layer):
+    """A masked-LM head with its own decoder (not tied to the token embedding), for a research MLM;
+    with `next_sentence=True` also a 2-way [CLS] classifier, as `BertPretrainer` wants."""
+
+    def __init__(self, vocabulary_size, next_sentence=False, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size, self.next_sentence = vocabulary_size, next_sentence
+        self.decoder = keras.layers.Dense(vocabulary_size, dtype="float32")
+        self.nsp = keras.layers.Dense(2, dtype="float32") if next_sentence else None
+
+    def call(self, features):
+        states = ops.take_along_axis(features["sequence_output"], features["mask_positions"][..., None], axis=1)
+        logits = self.decoder(states)
+        if self.nsp is None:
+            return logits
+        return {"mlm": logits, "nsp": self.nsp(features["pooled_output"])}
+
+    def get_config(self):
+        return {**super().get_config(), "vocabulary_size": self.vocabulary_size, "next_sentence": self.next_sentence}
+
+
+def test_masked_lm_and_pretrainer_take_a_head(tiny_backbone, real_preprocessor, tmp_path):
+    fill = kb.BertMaskedLM(tiny_backbone, real_preprocessor, head=UntiedMaskedLMHead(30522))
+    assert fill.mlm_head is None
+    predicted = fill.predict(["Mr. Darcy was a [MASK] man."], top_k=3)
+    assert len(predicted) == 1 and len(predicted["tokens"].iloc[0]) == 3
+    fill.save(tmp_path / "fill.keras")
+    reloaded = keras.saving.load_model(tmp_path / "fill.keras")
+    np.testing.assert_allclose(np.stack(reloaded.predict(["Mr. Darcy was a [MASK] man."], top_k=3)["scores"]),
+                               np.stack(predicted["scores"]), atol=1e-6)
+    with pytest.raises(ValueError, match="custom layer .UntiedMaskedLMHead.*model.save"):
+        fill.save_to_preset(tmp_path / "preset")
+
+    documents = kb.data.load_dataset("jane_austen", "test")["text"].tolist()[:40]
+    pretrainer = kb.BertPretrainer(kb.BertBackbone.from_config(tiny_backbone.get_config()), real_preprocessor,
+                                   max_sequence_length=32, head=UntiedMaskedLMHead(30522, next_sentence=True))
+    history = pretrainer.fit(documents, epochs=1, batch_size=8, verbose=0).history
+    assert np.isfinite(history["loss"][0]) and "nsp_accuracy" in history
+    with pytest.raises(ValueError, match=r"BertPretrainer needs logits of shape \{'mlm'"):
+        kb.BertPretrainer(kb.BertBackbone.from_config(tiny_backbone.get_config()), real_preprocessor,
+                          head=UntiedMaskedLMHead(30522))

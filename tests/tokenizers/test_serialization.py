@@ -1,11 +1,13 @@
 """The tokenizer and preprocessor survive Keras serialisation, `.keras` files, tf.data and SavedModel."""
 
+import json
 import subprocess
 import sys
 import textwrap
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
@@ -21,20 +23,29 @@ def run_fresh_python(code):
     return result.stdout
 
 
-def test_serialize_round_trip_keeps_every_setting(vocab_file):
+def test_config_keeps_every_setting_and_leaves_the_vocabulary_to_the_asset(vocab_file, tmp_path):
     tokenizer = BertTokenizer(vocab_file, lowercase=False, strip_accents=True, max_chars_per_word=50)
     config = keras.saving.serialize_keras_object(tokenizer)
-    assert config["config"]["vocabulary"] == tokenizer.get_vocabulary()  # carried in the config
+    assert "vocabulary" not in config["config"] and len(json.dumps(config)) < 1000
     restored = keras.saving.deserialize_keras_object(config)
-    assert isinstance(restored, BertTokenizer)
+    assert isinstance(restored, BertTokenizer) and not restored.has_vocabulary
     assert restored.get_config() == tokenizer.get_config()
+    with pytest.raises(ValueError, match="has no vocabulary.*set_vocabulary"):
+        restored(TEXTS)
+    tokenizer.save_assets(tmp_path)
+    restored.load_assets(tmp_path)
     assert restored(TEXTS).to_list() == tokenizer(TEXTS).to_list()
+    with pytest.raises(ValueError, match="already has a vocabulary"):
+        restored.set_vocabulary(vocab_file)
 
 
-def test_preprocessor_round_trip(tokenizer):
+def test_preprocessor_round_trip(tokenizer, tmp_path):
     preprocessor = BertPreprocessor(tokenizer, sequence_length=16, pad_to_sequence_length=False)
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(preprocessor))
-    assert restored.sequence_length == 16 and not restored.packer.pad_to_sequence_length
+    assert restored.sequence_length == 16 and not restored.pad_to_sequence_length
+    tokenizer.save_assets(tmp_path)
+    restored.tokenizer.load_assets(tmp_path)  # what loading a `.keras` file does
+    assert not restored.packer.pad_to_sequence_length
     for name, value in preprocessor(TEXTS).items():
         np.testing.assert_array_equal(restored(TEXTS)[name], value)
 

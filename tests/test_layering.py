@@ -1,0 +1,58 @@
+"""The package's imports run one way: each subpackage imports only the levels below it (README, Layout)."""
+
+import ast
+import pathlib
+
+import kerasbert
+
+PACKAGE = pathlib.Path(kerasbert.__file__).parent
+# Lower numbers first; a module may import its own subpackage and any of a lower level.
+LEVELS = {
+    "presets": 0,  # checkpoint files and the registry: no model class
+    "training": 0,  # optimizer, schedules, device checks
+    "layers": 1,
+    "tokenizers": 1,  # from_preset reads presets
+    "models": 2,
+    "data": 2,  # takes a tokenizer as an argument, never imports a model
+    "applications": 3,
+}
+
+
+def kerasbert_imports(path):
+    """(imported module, line, at module level?) for each `kerasbert...` import of a file."""
+    tree = ast.parse(path.read_text())
+    top_level = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "kerasbert":
+            names = [node.module] if node.module != "kerasbert" else [f"kerasbert.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names if alias.name.split(".")[0] == "kerasbert"]
+        else:
+            continue
+        for name in names:
+            yield name, node.lineno, id(node) in top_level
+
+
+def test_every_subpackage_has_a_level():
+    subpackages = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert subpackages == set(LEVELS)
+
+
+def test_no_import_runs_upward_or_hides_in_a_function():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        if len(relative.parts) == 1:
+            continue  # the package root re-exports everything
+        own = relative.parts[0]
+        for name, line, at_module_level in kerasbert_imports(path):
+            parts = name.split(".")
+            target = parts[1] if len(parts) > 1 else None
+            where = f"kerasbert/{relative}:{line} imports {name}"
+            if target not in LEVELS:
+                wrong.append(f"{where} (the package root: import the module itself)")
+            elif target != own and LEVELS[target] >= LEVELS[own]:
+                wrong.append(f"{where} ({own} is level {LEVELS[own]}, {target} level {LEVELS[target]})")
+            elif not at_module_level:
+                wrong.append(f"{where} inside a function (a hidden cycle: import at the top)")
+    assert not wrong, "\n".join(wrong)
