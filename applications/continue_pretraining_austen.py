@@ -11,22 +11,19 @@ and on the adapted weights.
 Run: `.venv/bin/python applications/continue_pretraining_austen.py`; saves `runs/austen_minilm/`.
 """
 
-import os
-import time
+from recipe_tools import Phases  # first: it quiets TensorFlow's log
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import keras
+from pretrain_austen import austen_chapters
+from sentiment_uci import finetune_sentiment
 
-import keras  # noqa: E402
-from pretrain_austen import austen_chapters  # noqa: E402
-from sentiment_uci import finetune_sentiment  # noqa: E402
-
-import kerasbert as kb  # noqa: E402
+import kerasbert as kb
 
 PRESET, ADAPTED = "all_minilm_l6_v2_en", "runs/austen_minilm"
 
 
 def main():
-    start = time.perf_counter()
+    phases = Phases()
     train, held_out = austen_chapters()
     keras.utils.set_random_seed(0)
     pretrainer = kb.BertPretrainer.from_preset(PRESET, next_sentence=None)
@@ -34,7 +31,7 @@ def main():
     pretrainer.fit(train, epochs=1, batch_size=32, seed=0, verbose=2)
     after = pretrainer.evaluate(held_out, verbose=0)
     pretrainer.save_to_preset(ADAPTED)
-    pretrained = time.perf_counter()
+    phases.mark("pre-training")
     accuracy = {preset: finetune_sentiment(preset)[1]["accuracy"] for preset in (PRESET, ADAPTED)}
 
     print(f"\nall-MiniLM-L6-v2, masked LM on {len(train)} chapters of five Austen novels, 1 epoch = "
@@ -43,7 +40,7 @@ def main():
           f"{before['mlm_loss']:.3f})  after {after['mlm_accuracy']:.4f} (loss {after['mlm_loss']:.3f})")
     print(f"  UCI sentiment accuracy (seed 0): original {accuracy[PRESET]:.3f}  after Austen pre-training "
           f"{accuracy[ADAPTED]:.3f}")
-    print(f"  wall time {time.perf_counter() - start:.0f} s (pre-training {pretrained - start:.0f} s)")
+    print(f"  {phases}")
 
 
 if __name__ == "__main__":

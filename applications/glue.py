@@ -11,15 +11,11 @@ Run: `.venv/bin/python applications/glue.py MRPC` or `... applications/glue.py S
 """
 
 import argparse
-import os
-import time
-from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from recipe_tools import SHARED_DATA, Phases, save_run  # first: it quiets TensorFlow's log
 
-import kerasbert as kb  # noqa: E402
+import kerasbert as kb
 
-SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 PROTOCOLS = {
     "MRPC": {"epochs": 3, "task_args": {"num_classes": 2},
              "reference": "HF reference: accuracy 0.809, F1 0.868; must reach accuracy 0.80"},
@@ -30,19 +26,17 @@ PROTOCOLS = {
 
 def main(task):
     protocol = PROTOCOLS[task]
-    start = time.perf_counter()
+    phases = Phases()
     columns = ["text", "text_pair", "label"]
     train = kb.data.load_glue_tsv(SHARED_DATA / "glue" / task / "train.tsv", task)[columns]
     dev = kb.data.load_glue_tsv(SHARED_DATA / "glue" / task / "dev.tsv", task)[columns]
     model = kb.BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=128, **protocol["task_args"])
     model.fit(train, epochs=protocol["epochs"], batch_size=32, seed=0)
     results = model.evaluate(dev)
-    elapsed = time.perf_counter() - start
     shown = "  ".join(f"{name} {value:.3f}" for name, value in results.items())
     print(f"\n{task} (train {len(train)}, dev {len(dev)}), {protocol['epochs']} epochs: {shown}")
-    print(f"  ({protocol['reference']})\n  wall time {elapsed:.0f} s")
-    os.makedirs("runs", exist_ok=True)
-    model.save(f"runs/glue_{task.lower().replace('-', '')}.keras")
+    print(f"  ({protocol['reference']})\n  {phases}")
+    save_run(model, f"glue_{task.lower().replace('-', '')}.keras")
 
 
 if __name__ == "__main__":

@@ -15,22 +15,18 @@ tokens with dynamic padding, AdamW at 5e-5 with weight decay 0.01 (none on biase
 """
 
 import hashlib
-import os
-import time
-from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from recipe_tools import Phases, save_run  # first: it quiets TensorFlow's log
 
-import keras  # noqa: E402
+import keras
 
-from kerasbert.applications.bert_multiple_choice import BertMultipleChoice  # noqa: E402
-from kerasbert.data.choice_examples import next_sentence_examples  # noqa: E402
-from kerasbert.data.shipped import load_dataset  # noqa: E402
+from kerasbert.applications.bert_multiple_choice import BertMultipleChoice
+from kerasbert.data.choice_examples import next_sentence_examples
+from kerasbert.data.shipped import load_dataset
 
 PRESET = "all_minilm_l6_v2_en"
 TRAIN_EXAMPLES, TEST_EXAMPLES, SEED = 4000, 1000, 0
 EPOCHS, BATCH_SIZE, LEARNING_RATE, SEQUENCE_LENGTH = 2, 32, 5e-5, 128
-OUTPUT = Path("runs/multiple_choice_austen.keras")
 
 
 def fingerprint(*frames):
@@ -40,7 +36,7 @@ def fingerprint(*frames):
 
 
 def main():
-    start = time.perf_counter()
+    phases = Phases()
     splits = load_dataset("jane_austen")
     train = next_sentence_examples(splits["train"], TRAIN_EXAMPLES, seed=SEED)
     test = next_sentence_examples(splits["test"], TEST_EXAMPLES, seed=SEED)
@@ -50,17 +46,15 @@ def main():
     keras.utils.set_random_seed(SEED)
     model = BertMultipleChoice.from_preset(PRESET, sequence_length=SEQUENCE_LENGTH)
     model.fit(train, epochs=EPOCHS, batch_size=BATCH_SIZE, learning_rate=LEARNING_RATE, seed=SEED, verbose=2)
-    trained = time.perf_counter()
+    phases.mark("training")
     results = model.evaluate(test, batch_size=BATCH_SIZE, verbose=0)
-    end = time.perf_counter()
+    phases.mark("test")
 
     print(f"kerasbert BertMultipleChoice, {PRESET}, {EPOCHS} epochs, batch {BATCH_SIZE}, lr {LEARNING_RATE}, "
           f"max length {SEQUENCE_LENGTH}")
     print(f"test accuracy {results['accuracy']:.4f}  loss {results['loss']:.4f}")
-    print(f"wall time: {end - start:.1f} s (training {trained - start:.1f} s, test {end - trained:.1f} s)")
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    model.save(OUTPUT)
-    print(f"saved {OUTPUT}")
+    print(phases)
+    save_run(model, "multiple_choice_austen.keras")
 
 
 if __name__ == "__main__":

@@ -9,43 +9,37 @@ sentences with seqeval's entity-level micro F1. HF `BertForTokenClassification` 
 checkpoint, data and settings reaches 0.781. The model is saved to `runs/ner_conll2003.keras`.
 """
 
-import os
 import sys
-import time
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from recipe_tools import SHARED_DATA, Phases, data_argument, save_run  # first: it quiets TensorFlow's log
 
-import keras  # noqa: E402
+import keras
 
-import kerasbert as kb  # noqa: E402
+import kerasbert as kb
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA") or ROOT.parent / "shared" / "data") / "conll2003"
 TRAIN_SENTENCES = 5000
 TARGET_F1 = 0.77
 
 
-def main(folder=DEFAULT_DATA):
-    start = time.perf_counter()
+def main(folder):
+    phases = Phases()
     keras.utils.set_random_seed(0)
     train = kb.data.load_conll(Path(folder) / "train.txt").head(TRAIN_SENTENCES)
     test = kb.data.load_conll(Path(folder) / "test.txt")
     ner = kb.BertTokenClassifier.from_preset("all_minilm_l6_v2_en", num_tags=9, sequence_length=128)
     ner.fit(train, epochs=3, batch_size=32, verbose=2)
-    trained = time.perf_counter()
+    phases.mark("training")
     results = ner.evaluate(test, verbose=0)
-    (ROOT / "runs").mkdir(exist_ok=True)
-    ner.save(ROOT / "runs" / "ner_conll2003.keras")
-    done = time.perf_counter()
+    phases.mark("evaluation")
 
     print(f"\nCoNLL-2003 test ({len(test):,} sentences), trained on {len(train):,} sentences:")
     print(f"entity F1 {results['f1']:.4f} (precision {results['precision']:.4f}, "
           f"recall {results['recall']:.4f}); HF reference 0.781, target {TARGET_F1}")
     print("per-type F1: " + ", ".join(f"{kind} {f1:.4f}" for kind, f1 in results["per_type_f1"].items()))
     print(f"word accuracy {results['accuracy']:.4f}, loss {results['loss']:.4f}")
-    print(f"wall time {done - start:.0f} s (training {trained - start:.0f} s, evaluation and saving "
-          f"{done - trained:.0f} s)")
+    print(phases)
+    save_run(ner, "ner_conll2003.keras")
     sentence = "Peter Blackburn of the EU met German officials in Brussels on Monday."
     example = ner.predict([sentence], verbose=0)
     print("example:", [(e["type"], e["text"], e["start"], e["end"]) for e in example["entities"][0]])
@@ -53,4 +47,4 @@ def main(folder=DEFAULT_DATA):
 
 
 if __name__ == "__main__":
-    sys.exit(0 if main(*sys.argv[1:]) else 1)
+    sys.exit(0 if main(data_argument(SHARED_DATA / "conll2003")) else 1)

@@ -15,14 +15,12 @@ examples, masks and batches stay those of seed 0, so runs differ only where a se
 """
 
 import argparse
-import os
-import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from recipe_tools import Phases, save_run  # first: it quiets TensorFlow's log
 
-import keras  # noqa: E402
+import keras
 
-import kerasbert as kb  # noqa: E402
+import kerasbert as kb
 
 EPOCHS, BATCH_SIZE, LEARNING_RATE, SEED = 2, 32, 5e-4, 0
 
@@ -35,21 +33,21 @@ def austen_chapters():
 
 
 def main(model_seed=SEED):
-    start = time.perf_counter()
+    phases = Phases()
     train, held_out = austen_chapters()
     keras.utils.set_random_seed(model_seed)
     pretrainer = kb.BertPretrainer.from_preset("bert_mini_en_uncased", load_weights=False)
     pretrainer.fit(train, epochs=EPOCHS, batch_size=BATCH_SIZE, learning_rate=LEARNING_RATE, seed=SEED,
                    verbose=2)
-    trained = time.perf_counter()
+    phases.mark("training")
     results = pretrainer.evaluate(held_out, verbose=0)
     steps = int(pretrainer.optimizer.iterations)
     print(f"\nbert_mini from scratch on {len(train)} chapters of five Austen novels, {EPOCHS} epochs = "
           f"{steps} steps of {BATCH_SIZE}, model seed {model_seed}; held out: {len(held_out)} chapters of Persuasion")
     print(f"  held-out MLM accuracy {results['mlm_accuracy']:.4f}  MLM loss {results['mlm_loss']:.3f}  "
           f"NSP accuracy {results['nsp_accuracy']:.4f}")
-    print(f"  wall time {time.perf_counter() - start:.0f} s (training {trained - start:.0f} s)")
-    pretrainer.save_to_preset("runs/austen_bert_mini")
+    print(f"  {phases}")
+    save_run(pretrainer, "austen_bert_mini")
 
 
 if __name__ == "__main__":

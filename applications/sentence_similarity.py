@@ -5,14 +5,11 @@ Sentence embeddings are the mean of the token states over real tokens, L2-normal
 exactly as sentence-transformers pools all-MiniLM-L6-v2.
 """
 
-import os
-import time
+from recipe_tools import Phases  # first: it quiets TensorFlow's log
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import kerasbert as kb  # noqa: E402
+import kerasbert as kb
 
 SENTENCES = [
     "A man is playing a guitar.",
@@ -34,7 +31,7 @@ def embed(backbone, preprocessor, sentences):
 
 
 def main():
-    start = time.perf_counter()
+    phases = Phases()
     backbone = kb.BertBackbone.from_preset("all_minilm_l6_v2_en")
     preprocessor = kb.tokenizers.BertPreprocessor.from_preset(
         "all_minilm_l6_v2_en", sequence_length=128, pad_to_sequence_length=False
@@ -42,7 +39,7 @@ def main():
     embeddings = embed(backbone, preprocessor, SENTENCES)
     similarities = embeddings @ embeddings.T
     print(f"all_minilm_l6_v2_en: {backbone.count_params():,} parameters, "
-          f"{time.perf_counter() - start:.1f} s to load and encode {len(SENTENCES)} sentences\n")
+          f"{len(SENTENCES)} sentences loaded and encoded, {phases}\n")
     for i, sentence in enumerate(SENTENCES):
         j = max((k for k in range(len(SENTENCES)) if k != i), key=lambda k: similarities[i, k])
         print(f"{sentence}\n    closest ({similarities[i, j]:.3f}): {SENTENCES[j]}")

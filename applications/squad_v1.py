@@ -10,20 +10,13 @@ EM 0.115, F1 0.218.
 Run: `.venv/bin/python applications/squad_v1.py [dev-v1.1.json]`; saves `runs/squad_v1.keras`.
 """
 
-import os
-import sys
-import time
-from pathlib import Path
+from recipe_tools import SHARED_DATA, Phases, data_argument, save_run  # first: it quiets TensorFlow's log
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import pandas as pd
 
-import pandas as pd  # noqa: E402
+from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
+from kerasbert.data import load_squad
 
-from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer  # noqa: E402
-from kerasbert.data import load_squad  # noqa: E402
-
-SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA")
-                   or Path(__file__).resolve().parents[2] / "shared" / "data")
 TRAIN_ARTICLES = 38
 
 
@@ -36,21 +29,19 @@ def split_by_article(questions, train_articles, train_count=3000, test_count=100
 
 
 def main(path):
-    start = time.perf_counter()
+    phases = Phases()
     train, _, test = split_by_article(load_squad(path), TRAIN_ARTICLES)
     answerer = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", sequence_length=256, doc_stride=128)
     answerer.fit(train, batch_size=16, epochs=1, verbose=2)
-    trained = time.perf_counter()
+    phases.mark("training")
     results = answerer.evaluate(test, verbose=0)
-    done = time.perf_counter()
+    phases.mark("evaluation")
     print(f"SQuAD v1.1, trained on {len(train)} questions (articles 0-{TRAIN_ARTICLES - 1}), "
           f"tested on {results['total']} (articles {TRAIN_ARTICLES}+)")
     print(f"EM {results['exact_match']:.3f}  F1 {results['f1']:.3f}   (HF reference: EM 0.115, F1 0.218)")
-    print(f"wall time {done - start:.0f} s (training {trained - start:.0f} s, "
-          f"evaluation {done - trained:.0f} s)")
-    Path("runs").mkdir(exist_ok=True)
-    answerer.save("runs/squad_v1.keras")
+    print(phases)
+    save_run(answerer, "squad_v1.keras")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else SHARED_DATA / "squad" / "dev-v1.1.json")
+    main(data_argument(SHARED_DATA / "squad" / "dev-v1.1.json"))

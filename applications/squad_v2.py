@@ -17,18 +17,13 @@ Run: `.venv/bin/python applications/squad_v2.py [cs224n-squad2-dev-half.json]`; 
 `runs/squad_v2.keras`.
 """
 
-import os
-import sys
-import time
-from pathlib import Path
+from recipe_tools import SHARED_DATA, Phases, data_argument, save_run  # first: it quiets TensorFlow's log
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import pandas as pd
+from squad_v1 import split_by_article  # the same split, by article
 
-import pandas as pd  # noqa: E402
-from squad_v1 import SHARED_DATA, split_by_article  # noqa: E402  (the same split, by article)
-
-from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer  # noqa: E402
-from kerasbert.data import evaluate_squad, load_squad  # noqa: E402
+from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
+from kerasbert.data import evaluate_squad, load_squad
 
 TRAIN_ARTICLES = 11  # articles 0-10: the 3,000 training questions are drawn from these
 TEST_ARTICLES_FROM = 13  # articles 11-12 tune the null-score threshold; 13 and on are the test
@@ -45,16 +40,16 @@ def split_with_tuning_articles(questions):
 
 
 def main(path):
-    start = time.perf_counter()
+    phases = Phases()
     questions = load_squad(path)
     train, held_out, test = split_with_tuning_articles(questions)
     answerer = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", sequence_length=256, doc_stride=128)
     answerer.fit(train, batch_size=16, epochs=EPOCHS, verbose=2)
-    trained = time.perf_counter()
+    phases.mark("training")
     at_zero = answerer.evaluate(test, verbose=0)
     tuned = answerer.tune_null_score_threshold(held_out, verbose=0)
     results = answerer.evaluate(test, verbose=0)
-    done = time.perf_counter()
+    phases.mark("evaluation")
     baseline = evaluate_squad([""] * len(test), test["answer_texts"])
     articles = pd.factorize(questions["title"])[0].max() + 1
     print(f"SQuAD 2.0 (CS224N dev half), trained on {len(train)} questions (articles 0-{TRAIN_ARTICLES - 1}, "
@@ -69,11 +64,9 @@ def main(path):
           f"NoAns EM {results['NoAns_exact_match']:.3f}  F1 {results['NoAns_f1']:.3f}")
     print(f"always-no-answer baseline: EM {baseline['exact'] / 100:.3f}  F1 {baseline['f1'] / 100:.3f}  -> "
           f"{'beaten' if results['f1'] > baseline['f1'] / 100 else 'NOT beaten'}")
-    print(f"wall time {done - start:.0f} s (training {trained - start:.0f} s, "
-          f"evaluation {done - trained:.0f} s)")
-    Path("runs").mkdir(exist_ok=True)
-    answerer.save("runs/squad_v2.keras")
+    print(phases)
+    save_run(answerer, "squad_v2.keras")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else SHARED_DATA / "squad" / "cs224n-squad2-dev-half.json")
+    main(data_argument(SHARED_DATA / "squad" / "cs224n-squad2-dev-half.json"))
