@@ -22,8 +22,9 @@ install: $(VENV)/.installed
 main: install
 	$(BIN)/python applications/sentiment_uci.py
 
-# The whole suite on TensorFlow, then the tests marked all_backends on JAX and on torch.
+# The whole suite on TensorFlow, then the tests marked all_backends on JAX and on torch; two pytest
+# workers (pytest-xdist), since much of a test's time is tracing and subprocess start-up, not compute.
 test: install
-	$(BIN)/python -m pytest -q
-	KERAS_BACKEND=jax $(BIN)/python -m pytest -q -m all_backends
-	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m all_backends
+	$(BIN)/python -m pytest -q -n 2
+	KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 -m all_backends
+	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -n 2 -m all_backends

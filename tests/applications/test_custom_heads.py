@@ -16,8 +16,6 @@ from keras import ops
 
 import kerasbert as kb
 
-pytestmark = pytest.mark.all_backends
-
 TEXTS = ["A wonderful, moving film.", "Dull plot; the battery died after an hour."]
 
 
@@ -69,6 +67,7 @@ def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(minilm_path,
     np.testing.assert_allclose(np.load(tmp_path / "p.npy"), expected, atol=1e-5)
 
 
+@pytest.mark.all_backends  # the head hook on JAX and torch; the real-weight fit runs on TensorFlow
 def test_token_span_and_choice_tasks_take_a_head(tiny_backbone, real_preprocessor, tmp_path):
     tagger = kb.BertTokenClassifier(tiny_backbone, real_preprocessor, labels=["O", "B-PER", "I-PER"],
                                     head=MeanPoolingMLPHead(3, per_token=True))

@@ -17,8 +17,6 @@ from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.models.bert_backbone import BertBackbone
 
-pytestmark = pytest.mark.all_backends
-
 SENTENCES = ["The battery lasts all day and the screen is sharp.", "Not what I expected, sadly.",
              "It broke after a week."]
 
@@ -73,6 +71,7 @@ def keras_inputs(encoded):
             "padding_mask": encoded["attention_mask"].astype("int32")}
 
 
+@pytest.mark.all_backends
 def test_output_attentions_match_hf_eager_attention(minilm_path, encoded):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -91,6 +90,7 @@ def test_output_attentions_match_hf_eager_attention(minilm_path, encoded):
     assert BertBackbone.from_config(backbone.get_config()).output_attentions
 
 
+@pytest.mark.all_backends
 def test_layers_return_the_pair_symbolically_so_a_probe_model_builds(tiny_config, tiny_inputs):
     x, padding_mask = keras.Input((None, 16)), keras.Input((None,), dtype="int32")
     output, probabilities = MultiHeadSelfAttention(num_heads=2)(x, return_attention_scores=True)
@@ -151,6 +151,7 @@ def test_gated_residual_block_loads_real_weights_fine_tunes_and_reloads(minilm_p
     assert not np.allclose(gate, 1.0)  # the gate trained
 
 
+@pytest.mark.all_backends
 def test_hf_export_refuses_what_hf_bert_cannot_express(minilm_path, tmp_path):
     stock = BertBackbone.from_preset(str(minilm_path))
     with warnings.catch_warnings():
