@@ -1,5 +1,6 @@
 """What every recipe does alike: a quiet TensorFlow log, where the shared benchmark data is, timing the
-phases of a run, and saving its model under `runs/`. Import it before kerasbert (it sets the log level).
+phases of a run, and saving its model under `runs/`. Import it first: it imports kerasbert, which silences
+TensorFlow's start-up lines before anything else loads TensorFlow.
 
 Example:
 >>> from recipe_tools import Phases, save_run
@@ -14,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # before TensorFlow is imported
+import kerasbert  # noqa: F401  (first: it imports TensorFlow without its C++ start-up lines)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA") or ROOT.parent / "shared" / "data")

@@ -7,6 +7,10 @@ Example:
 
 __version__ = "0.1.0"
 
+from kerasbert._quiet_start import import_tensorflow_quietly
+
+import_tensorflow_quietly()
+
 from kerasbert import applications, data, layers, models, presets, tokenizers, training
 from kerasbert.applications import (
     BertClassifier,

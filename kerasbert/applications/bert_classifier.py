@@ -8,7 +8,7 @@ import tensorflow as tf
 from kerasbert.applications import metrics
 from kerasbert.applications.task import Prepared, Task, task_outputs
 from kerasbert.data.labels import LabelEncoder
-from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
 
 
 def softmax(logits):
@@ -127,7 +127,7 @@ class BertClassifier(Task):
         frame = to_dataframe(data, text_column=self.text_column)
         columns = self.text_columns(frame, training)
         require_columns(frame, {**columns, **({"label_column": self.label_column} if with_labels else {})})
-        validate_text_columns(frame, columns)
+        validate_text_columns(frame, columns, allow_empty=not training)  # an empty text is predicted as "[CLS] [SEP]"
         labels = None
         if with_labels:
             if not self.label_encoder.is_fitted:
@@ -270,6 +270,8 @@ class BertClassifier(Task):
 
 def resolve_num_classes(num_classes, encoder):
     """The output count from `num_classes`, the labels, or the problem type."""
+    if num_classes is not None:
+        num_classes = check_count("num_classes", num_classes)
     if encoder.problem_type == "regression":
         if num_classes not in (None, 1):
             raise ValueError(f"Regression has one output; got num_classes={num_classes}.")
@@ -285,4 +287,4 @@ def resolve_num_classes(num_classes, encoder):
         raise ValueError(
             "Tell the classifier its outputs: num_classes=N, labels=[...] or problem_type='regression'."
         )
-    return int(num_classes)
+    return num_classes

@@ -85,6 +85,7 @@ class BertQuestionAnswerer(Task):
     ... # DataFrame: answer "Ada", start 0, end 3, score
     """
 
+    default_sequence_length = 384  # windows of HF run_qa's `max_seq_length`
     hf_head = ("qa_outputs", None)  # a fine-tuned HF BertForQuestionAnswering
     config_names = (
         "doc_stride", "max_question_length", "allow_no_answer", "null_score_threshold", "question_column",
@@ -128,15 +129,6 @@ class BertQuestionAnswerer(Task):
         self.answer_starts_column = answer_starts_column
         self.id_column = id_column
         self.logits_layer = logits_layer
-
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, sequence_length=384, **kwargs):
-        """`Task.from_preset` with windows of 384 tokens by default (HF run_qa's `max_seq_length`).
-
-        Example:
-        >>> qa = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", sequence_length=256)
-        """
-        return super().from_preset(preset, load_weights, sequence_length=sequence_length, **kwargs)
 
     @property
     def window_length(self):

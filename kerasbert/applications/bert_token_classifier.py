@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from kerasbert.applications.task import Prepared, Task, task_outputs
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
-from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
+from kerasbert.data.validation import check_count, to_dataframe, validate_text_columns, validate_token_columns
 
 OUTSIDE_TAG = "O"
 CONTINUATION_PREFIX = "##"
@@ -124,7 +124,7 @@ class BertTokenClassifier(Task):
             texts, word_starts = [" ".join(row) for row in words], None
         else:
             self.require_text_column(frame)
-            validate_text_columns(frame, {"text_column": self.text_column})
+            validate_text_columns(frame, {"text_column": self.text_column}, allow_empty=not training)
             texts = frame[self.text_column].tolist()
             words, word_starts = split_words(self.tokenizer, texts)
         if training and self.labels is None:
@@ -269,6 +269,8 @@ class BertTokenClassifier(Task):
 
 def resolve_num_tags(num_tags, labels):
     """The output count from `num_tags` or the labels."""
+    if num_tags is not None:
+        num_tags = check_count("num_tags", num_tags)
     if labels is not None:
         if num_tags is not None and num_tags != len(labels):
             raise ValueError(
@@ -280,7 +282,7 @@ def resolve_num_tags(num_tags, labels):
             "Tell the token classifier its tags: labels=['O', 'B-PER', ...] or num_tags=N (the names "
             "are then learned on the first fit). CoNLL-2003 NER has num_tags=9."
         )
-    return int(num_tags)
+    return num_tags
 
 
 def split_words(tokenizer, texts):

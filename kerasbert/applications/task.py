@@ -23,6 +23,7 @@ import tensorflow as tf
 from kerasbert.applications.export_under_tensorflow import export_under_tensorflow
 from kerasbert.applications.model_function import ModelFunction
 from kerasbert.data.batching import make_batched_dataset
+from kerasbert.data.validation import check_count
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
@@ -70,6 +71,30 @@ def is_raw(data):
     if isinstance(data, np.ndarray):
         return data.dtype.kind in "OUS"
     return isinstance(data, (pd.DataFrame, pd.Series, list, tuple, str))
+
+
+def check_run_arguments(data, batch_size, epochs=1):
+    """TypeError/ValueError for no data, or a `batch_size`/`epochs` that is not a positive int."""
+    if data is None:
+        raise TypeError("No data was given: pass a DataFrame, a list or Series of texts, one text, or a tf.data.Dataset.")
+    if batch_size is not None:
+        check_count("batch_size", batch_size)
+    check_count("epochs", epochs)
+
+
+def check_sequence_length_fits(sequence_length, backbone):
+    """A ValueError when packed inputs could be longer than the backbone's position table."""
+    if sequence_length is not None and sequence_length > backbone.max_sequence_length:
+        raise ValueError(
+            f"sequence_length={sequence_length} is longer than the backbone's position table "
+            f"(max_sequence_length={backbone.max_sequence_length}). Use sequence_length <= "
+            f"{backbone.max_sequence_length}; longer texts are truncated (QA reads them in windows)."
+        )
+
+
+def empty_like_output(output):
+    """A numpy array of no rows shaped like the symbolic model `output` (unknown sizes 0), for an empty predict."""
+    return np.zeros((0, *[size or 0 for size in output.shape[1:]]), output.dtype)
 
 
 def ragged_from_padded(packed):
@@ -206,6 +231,7 @@ class Task(keras.Model):
     """
 
     def __init__(self, *args, backbone, preprocessor, head=None, **kwargs):
+        check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
         super().__init__(*args, **kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -215,27 +241,34 @@ class Task(keras.Model):
 
     # === Construction ===
 
+    # The longest packed input `from_preset` gives when not told: None for the backbone's position table.
+    default_sequence_length = None
+
     @classmethod
-    def from_preset(cls, preset, load_weights=True, sequence_length=512, allow_pickle=False,
+    def from_preset(cls, preset, load_weights=True, sequence_length=None, allow_pickle=False,
                     backbone_overrides=None, **task_args):
         """Build the task on `preset`'s backbone and tokenizer.
 
         `preset`: a built-in name, a kerasbert / HF / Google checkpoint folder, or `hf://org/name`.
-        `sequence_length`: the longest packed input (longer inputs are truncated; batches are
-        padded dynamically, so short texts cost nothing extra). `backbone_overrides` replace
+        `sequence_length`: the longest packed input, at most the backbone's position table (longer
+        inputs are truncated; batches are padded dynamically, so short texts cost nothing extra);
+        None: `default_sequence_length`, else the whole table. `backbone_overrides` replace
         backbone config values (e.g. `{"dropout": 0.0}`). `task_args` go to the task class; a
         HF checkpoint's own task head is used when it matches (see `heads_from_checkpoint`).
 
         Example:
         >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2)
         """
+        if sequence_length is not None:
+            check_count("sequence_length", sequence_length, minimum=3)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
         backbone = BertBackbone.from_checkpoint(checkpoint, **(backbone_overrides or {}))
+        if sequence_length is None:
+            sequence_length = min(cls.default_sequence_length or backbone.max_sequence_length,
+                                  backbone.max_sequence_length)
+        check_sequence_length_fits(sequence_length, backbone)
         tokenizer = load_tokenizer(preset, BertTokenizer)
-        preprocessor = BertPreprocessor(
-            tokenizer, sequence_length=min(sequence_length, backbone.max_sequence_length),
-            pad_to_sequence_length=False,
-        )
+        preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)
         task_args = cls.task_args_from_checkpoint(checkpoint, task_args)
         task = cls(backbone=backbone, preprocessor=preprocessor, **task_args)
         task.heads_from_checkpoint(checkpoint)
@@ -245,7 +278,6 @@ class Task(keras.Model):
     # prefix, HF class or None for any), and for classifiers the argument that counts the labels.
     hf_head = None
     hf_labels_argument = None
-    logits_layer = None
 
     @classmethod
     def task_args_from_checkpoint(cls, checkpoint, task_args):
@@ -261,12 +293,14 @@ class Task(keras.Model):
     def heads_from_checkpoint(self, checkpoint):
         """Load the checkpoint's `hf_head` into the default logits layer when it has one of the same
         size (a user's `head=` loads nothing)."""
-        if self.hf_head is None or self.logits_layer is None:
+        # Not a class attribute: under torch a layer attribute lives in `_modules`, behind any class default.
+        logits_layer = getattr(self, "logits_layer", None)
+        if self.hf_head is None or logits_layer is None:
             return
         prefix, architecture = self.hf_head
         weights = checkpoint.heads(f"{prefix}.", architecture)
-        if weights and weights[f"{prefix}.weight"].shape[0] == self.logits_layer.units:
-            assign_links(dense_links(self.logits_layer, prefix), weights, checkpoint.source)
+        if weights and weights[f"{prefix}.weight"].shape[0] == logits_layer.units:
+            assign_links(dense_links(logits_layer, prefix), weights, checkpoint.source)
 
     @property
     def tokenizer(self):
@@ -373,6 +407,7 @@ class Task(keras.Model):
         shuffled with `seed` each epoch and grouped by length (`group_by_length=False`: batches of
         any lengths, about 2x the padding).
         """
+        check_run_arguments(x, batch_size, epochs)
         with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
             with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
@@ -459,6 +494,10 @@ class Task(keras.Model):
         tokens than batches in input order); the outputs are put back in the input order.
         """
         prepared = self.prepare(data, with_labels=with_labels)
+        if len(self.example_lengths(prepared)) == 0:
+            if with_labels:
+                raise ValueError("The data has no rows: there is nothing to evaluate.")
+            return keras.tree.map_structure(empty_like_output, self.output), prepared
         order = self.length_order(prepared)
         dataset = self.batches(prepared, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE,
                                order=order)
@@ -483,7 +522,9 @@ class Task(keras.Model):
         return concatenate_padded(outputs)
 
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
-        """Decoded predictions as a DataFrame for raw data; Keras `predict` otherwise."""
+        """Decoded predictions as a DataFrame for raw data (one text, a list, a Series or a
+        DataFrame; an empty text is predicted too); Keras `predict` otherwise."""
+        check_run_arguments(x, batch_size)
         if not is_raw(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         outputs, prepared = self.predict_outputs(x, batch_size, verbose=verbose)
@@ -492,6 +533,7 @@ class Task(keras.Model):
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_errors=False, **kwargs):
         """A dict of the task's metrics for raw data (plus `errors`, a DataFrame of the wrong
         predictions, when `return_errors=True`); Keras `evaluate` otherwise."""
+        check_run_arguments(x, batch_size)
         if not is_raw(x):
             return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, **kwargs)
         outputs, prepared = self.predict_outputs(x, batch_size, with_labels=True, verbose=verbose)

@@ -26,22 +26,25 @@ def to_dataframe(data, *, text_column="text"):
 
     Args:
         data: a DataFrame (copied), a pandas Series or a list/tuple/1-D array of strings (becomes
-            the `text_column` column), or a dict of equal-length lists (one column each).
+            the `text_column` column), a single string (one row), or a dict of equal-length lists
+            (one column each).
         text_column: the column name given to a Series or list of texts.
 
     Example:
         >>> to_dataframe(pd.Series(["good", "bad"])).columns.tolist()
         ['text']
+        >>> len(to_dataframe("one text"))
+        1
     """
     if isinstance(data, pd.DataFrame):
+        check_unique_columns(data)
         return data.copy()
     if isinstance(data, pd.Series):
         return data.to_frame(name=text_column).copy()
     if isinstance(data, str):
-        raise TypeError(
-            f"Got a single string ({_preview(data)}); pass a list of texts instead, "
-            f"e.g. [{_preview(data)}]."
-        )
+        return pd.DataFrame({text_column: [data]})
+    if data is None:
+        raise TypeError("Got None instead of data: pass a DataFrame, a list or Series of texts, or one text.")
     if isinstance(data, Mapping):
         lengths = {key: len(values) for key, values in data.items()}
         if len(set(lengths.values())) > 1:
@@ -56,6 +59,31 @@ def to_dataframe(data, *, text_column="text"):
         f"Cannot read examples from a {type(data).__name__}. Pass a pandas DataFrame, a "
         "Series or list of texts, or a dict of equal-length lists."
     )
+
+
+def check_unique_columns(df):
+    """Raise if the DataFrame has two columns of the same name (pandas then returns a frame, not a column)."""
+    repeated = sorted({str(name) for name in df.columns[df.columns.duplicated()]})
+    if repeated:
+        raise ValueError(
+            f"The DataFrame has more than one column named {', '.join(map(repr, repeated))}; each column a task "
+            "reads must be unique. Rename or drop the copies, e.g. df.loc[:, ~df.columns.duplicated()]."
+        )
+
+
+def check_count(name, value, minimum=1):
+    """Raise unless `value` is an int (not a bool) of at least `minimum`; return it.
+
+    Example:
+        >>> check_count("batch_size", 0)
+        Traceback (most recent call last):
+        ValueError: batch_size must be an int of at least 1, got 0.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int of at least {minimum}, got {type(value).__name__} {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int of at least {minimum}, got {value!r}.")
+    return int(value)
 
 
 def require_columns(df, columns):

@@ -116,9 +116,14 @@ def test_to_dataframe_normalises_inputs_to_a_copy():
     assert series[0] == sentences[0]
 
 
-def test_to_dataframe_rejects_what_it_cannot_read():
-    with pytest.raises(TypeError, match=r"pass a list of texts instead, e.g. \['a film'\]"):
-        to_dataframe("a film")
+def test_to_dataframe_reads_one_string_and_rejects_what_it_cannot_read():
+    assert to_dataframe("a film", text_column="review")["review"].tolist() == ["a film"]
+    with pytest.raises(TypeError, match="Got None instead of data"):
+        to_dataframe(None)
+    duplicated = pd.DataFrame([["a film", "dull", 1]], columns=["text", "text", "label"])
+    with pytest.raises(ValueError, match=r"more than one column named 'text'.*df.loc\[:, ~df.columns.duplicated\(\)\]"):
+        to_dataframe(duplicated)
+    assert duplicated.columns.tolist() == ["text", "text", "label"]
     with pytest.raises(TypeError, match="Cannot read examples from a int"):
         to_dataframe(3)
     with pytest.raises(ValueError, match="different lengths"):
