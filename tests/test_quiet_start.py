@@ -19,7 +19,3 @@ def test_import_and_first_prediction_print_nothing():
     assert result.returncode == 0, result.stderr
     assert result.stderr == "" and result.stdout.strip() == "(1, 8)"
 
-
-def test_a_level_the_user_set_is_left_to_tensorflow():
-    result = run_python("import os, kerasbert; print(os.environ['TF_CPP_MIN_LOG_LEVEL'])", TF_CPP_MIN_LOG_LEVEL="0")
-    assert result.returncode == 0 and result.stdout.strip() == "0"

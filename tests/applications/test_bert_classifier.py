@@ -168,7 +168,7 @@ def test_saved_classifier_predicts_the_same_in_a_fresh_process(tiny_backbone, re
 def test_exported_savedmodel_serves_raw_strings(tiny_backbone, real_preprocessor, reviews, tmp_path):
     classifier = BertClassifier(tiny_backbone, real_preprocessor, labels=["negative", "positive"])
     classifier.fit(named(reviews), epochs=1, verbose=0)
-    texts = ["A wonderful, moving film.", "Dull plot; the battery died after an hour."]
+    texts = ["A wonderful, moving film.", "Dull plot; the battery died after an hour.", ""]  # "" too
     expected = np.stack(classifier.predict(texts, verbose=0)["probabilities"])
     classifier.export(tmp_path / "served")
     script = textwrap.dedent(f"""

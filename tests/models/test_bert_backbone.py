@@ -9,7 +9,6 @@ import pytest
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.models.bert_backbone import BertBackbone
 
-pytestmark = pytest.mark.all_backends
 
 
 @keras.saving.register_keras_serializable(package="kerasbert_tests")
@@ -29,6 +28,7 @@ def test_exact_parameter_counts_offline(preset, expected):
     assert backbone.count_params() == expected
 
 
+@pytest.mark.all_backends
 def test_outputs_and_hidden_states(tiny_config, tiny_inputs):
     backbone = BertBackbone(**tiny_config, dropout=0.0, output_hidden_states=True)
     outputs = keras.tree.map_structure(keras.ops.convert_to_numpy, backbone(tiny_inputs))
@@ -46,6 +46,7 @@ def test_outputs_and_hidden_states(tiny_config, tiny_inputs):
     np.testing.assert_allclose(outputs["pooled_output"], pooled, atol=1e-5)
 
 
+@pytest.mark.all_backends
 def test_padding_tokens_do_not_change_real_outputs(tiny_config, tiny_inputs):
     backbone = BertBackbone(**tiny_config, dropout=0.0)
     changed = {k: v.copy() for k, v in tiny_inputs.items()}
@@ -55,6 +56,7 @@ def test_padding_tokens_do_not_change_real_outputs(tiny_config, tiny_inputs):
     np.testing.assert_allclose(a[1, :5], b[1, :5], atol=1e-5)
 
 
+@pytest.mark.all_backends
 def test_custom_encoder_block_swaps_in_and_round_trips(tiny_config, tiny_inputs, tmp_path):
     backbone = BertBackbone(**tiny_config, encoder_block=ReluFeedForwardBlock)
     assert all(type(b) is ReluFeedForwardBlock for b in backbone.encoder_blocks)
@@ -73,6 +75,7 @@ def test_custom_encoder_block_swaps_in_and_round_trips(tiny_config, tiny_inputs,
         BertBackbone(**tiny_config, encoder_block=keras.layers.Dense)
 
 
+@pytest.mark.all_backends
 def test_pre_ln_backbone_has_final_layer_norm(tiny_config, tiny_inputs):
     backbone = BertBackbone(**tiny_config, normalize_first=True)
     assert backbone.final_layer_norm is not None
@@ -80,6 +83,7 @@ def test_pre_ln_backbone_has_final_layer_norm(tiny_config, tiny_inputs):
     np.testing.assert_allclose(out.mean(-1), 0.0, atol=1e-5)
 
 
+@pytest.mark.all_backends
 def test_mixed_bfloat16_keeps_float32_variables(tiny_config, tiny_inputs):
     backbone = BertBackbone(**tiny_config, dtype="mixed_bfloat16")
     outputs = backbone(tiny_inputs)
@@ -88,6 +92,7 @@ def test_mixed_bfloat16_keeps_float32_variables(tiny_config, tiny_inputs):
     assert backbone.get_config()["dtype"]["config"]["name"] == "mixed_bfloat16"
 
 
+@pytest.mark.all_backends
 def test_saved_real_backbone_reloads_in_a_fresh_process(minilm_path, tmp_path):
     backbone = BertBackbone.from_preset(str(minilm_path))
     rng = np.random.default_rng(1)
