@@ -109,10 +109,10 @@ def test_layers_return_the_pair_symbolically_so_a_probe_model_builds(tiny_config
 def fine_tune_and_reload(block, minilm_path, tmp_path):
     """Classifier on the real weights with `block`: loss falls on real reviews, and the `.keras` file
     reloads to the same probabilities."""
-    reviews = kb.data.load_dataset("uci_sentiment", "train").head(32)
+    reviews = kb.data.load_dataset("uci_sentiment", "train").head(16)
     classifier = kb.BertClassifier.from_preset(str(minilm_path), sequence_length=32, labels=[0, 1],
                                                backbone_overrides={"encoder_block": block})
-    history = classifier.fit(reviews, epochs=3, batch_size=16, learning_rate=1e-4, verbose=0).history["loss"]
+    history = classifier.fit(reviews, epochs=3, batch_size=8, learning_rate=1e-4, verbose=0).history["loss"]
     assert history[-1] < history[0]
     path = tmp_path / f"{block.__name__}.keras"
     classifier.save(path)
