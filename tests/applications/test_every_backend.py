@@ -24,7 +24,8 @@ from kerasbert.data.conll import load_conll
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.squad import load_squad
 
-pytestmark = pytest.mark.all_backends
+# `make test` runs the classifier, the `.keras` rotation and export on JAX and torch too; the other task
+# models' tests there on request: KERAS_BACKEND=jax .venv/bin/python -m pytest tests/applications/test_every_backend.py
 
 BACKENDS = ("tensorflow", "jax", "torch")
 CONLL_TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
@@ -56,6 +57,7 @@ def named(frame):
     return frame.assign(label=frame["label"].map({0: "negative", 1: "positive"}))
 
 
+@pytest.mark.all_backends
 def test_classifier_learns_and_predicts(real_preprocessor):
     data = named(reviews())
     model = kb.BertClassifier(tiny_backbone(), real_preprocessor, labels=["negative", "positive"])
@@ -111,6 +113,7 @@ def test_masked_lm_and_pretrainer(real_preprocessor):
     assert scores == sorted(scores, reverse=True) and 0 < sum(scores) <= 1
 
 
+@pytest.mark.all_backends
 def test_keras_files_predict_identically_under_the_next_backend(real_preprocessor, tmp_path):
     """Classifier (pooled output), token classifier (per-token outputs) and multiple choice (choices
     axis): fitted and saved here, reloaded in a fresh process of the next backend in BACKENDS. CI runs
@@ -148,6 +151,7 @@ def test_keras_files_predict_identically_under_the_next_backend(real_preprocesso
         np.testing.assert_allclose(reloaded[name], values, atol=1e-5, err_msg=f"{name} under {backend}")
 
 
+@pytest.mark.all_backends
 def test_export_writes_a_savedmodel_that_serves_raw_strings(real_preprocessor, tmp_path):
     """Under JAX and torch, export() runs in a TensorFlow-backend subprocess (the tokeniser is TF)."""
     classifier = kb.BertClassifier(tiny_backbone(), real_preprocessor, labels=["negative", "positive"])
