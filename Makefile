@@ -22,10 +22,11 @@ install: $(VENV)/.installed
 main: install
 	$(BIN)/python applications/sentiment_uci.py
 
-# The whole suite on TensorFlow, then the tests marked all_backends on JAX and on torch. Two pytest
+# The whole suite on TensorFlow (less the on_request tests, covered there by others), then the tests marked
+# all_backends on JAX and on torch. Two pytest
 # workers (pytest-xdist) where they pay: much of a test's time is tracing and subprocess start-up, not
 # compute (torch's short run is faster with one).
 test: install
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 -m "not on_request"
 	KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 -m all_backends
 	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m all_backends

@@ -1,31 +1,50 @@
 """kerasbert: the BERT toolkit for Keras 3.
 
+`import kerasbert` imports every subpackage (TensorFlow quietly, see `_quiet_start`), which also registers
+the Keras classes that `keras.saving.load_model` needs. Only in the `kerasbert` command's own process do the
+names load on first use, so that `kerasbert --help` answers without TensorFlow.
+
 Example:
 >>> import kerasbert as kb
 >>> backbone = kb.BertBackbone.from_preset("all_minilm_l6_v2_en")
 """
 
+import importlib
+import os
+import sys
+
 __version__ = "0.1.0"
 
-from kerasbert._quiet_start import import_tensorflow_quietly
+SUBPACKAGES = ("applications", "data", "layers", "models", "plots", "presets", "serving", "tokenizers", "training")
+EXPORTS = {
+    "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertPretrainer",
+                     "BertQuestionAnswerer", "BertTokenClassifier", "load_task"),
+    "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "TokenSegmentPositionEmbedding",
+               "TransformerEncoderBlock"),
+    "models": ("BertBackbone",),
+    "tokenizers": ("BertPacker", "BertPreprocessor", "BertTokenizer"),
+}
+HOME_OF = {name: package for package, names in EXPORTS.items() for name in names}
 
-import_tensorflow_quietly()
 
-from kerasbert import applications, data, layers, models, presets, tokenizers, training
-from kerasbert.applications import (
-    BertClassifier,
-    BertMaskedLM,
-    BertMultipleChoice,
-    BertPretrainer,
-    BertQuestionAnswerer,
-    BertTokenClassifier,
-)
-from kerasbert.layers import (
-    MaskedLMHead,
-    MultiHeadSelfAttention,
-    NSPHead,
-    TokenSegmentPositionEmbedding,
-    TransformerEncoderBlock,
-)
-from kerasbert.models import BertBackbone
-from kerasbert.tokenizers import BertPacker, BertPreprocessor, BertTokenizer
+def __getattr__(name):
+    if name in SUBPACKAGES:
+        return importlib.import_module(f"kerasbert.{name}")
+    if name in HOME_OF:
+        return getattr(importlib.import_module(f"kerasbert.{HOME_OF[name]}"), name)
+    raise AttributeError(f"module 'kerasbert' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *SUBPACKAGES, *HOME_OF])
+
+
+def started_as_the_command():
+    """True in the process of the `kerasbert` console script (its commands import what they need)."""
+    return bool(sys.argv) and os.path.basename(sys.argv[0]) == "kerasbert"
+
+
+if not started_as_the_command():
+    for _subpackage in SUBPACKAGES:
+        if _subpackage not in ("plots", "serving"):  # optional extras: imported when used
+            globals()[_subpackage] = importlib.import_module(f"kerasbert.{_subpackage}")

@@ -55,3 +55,37 @@ def tiny_inputs():
     segment_ids = np.zeros((2, 8), "int32")
     segment_ids[:, 4:] = 1
     return {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
+
+
+@pytest.fixture(scope="session")
+def tiny_preset(tmp_path_factory):
+    """A kerasbert preset folder: a one-layer, width-16 backbone with the real uncased WordPiece vocabulary."""
+    from kerasbert.models.bert_backbone import BertBackbone
+    from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+
+    folder = tmp_path_factory.mktemp("tiny_preset")
+    backbone = BertBackbone(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                            max_sequence_length=64)
+    backbone.save_to_preset(folder, tokenizer=BertTokenizer.from_preset("all_minilm_l6_v2_en"))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def uci_reviews():
+    """24 real UCI sentiment reviews for training and 16 for testing (columns text, label)."""
+    from kerasbert.data.shipped import load_dataset
+
+    return (load_dataset("uci_sentiment", "train").iloc[:24][["text", "label"]].reset_index(drop=True),
+            load_dataset("uci_sentiment", "test").iloc[:16][["text", "label"]].reset_index(drop=True))
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_file(tiny_preset, uci_reviews, tmp_path_factory):
+    """A `.keras` file of a tiny classifier fitted for one epoch on real reviews, labels learned by fit."""
+    from kerasbert.applications import BertClassifier
+
+    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64)
+    classifier.fit(uci_reviews[0], epochs=1, batch_size=8, verbose=0)
+    path = tmp_path_factory.mktemp("tiny_classifier") / "classifier.keras"
+    classifier.save(path)
+    return path

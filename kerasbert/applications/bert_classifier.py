@@ -31,7 +31,8 @@ class BertClassifier(Task):
 
     Args:
         backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
-        num_classes: number of outputs; may be left out when `labels` is given.
+        num_classes: number of outputs; may be left out when `labels` is given, or altogether: the
+            first `fit` then learns the labels (names, number, problem type) from its data.
         labels: class names in output order; None learns them (sorted) on the first `fit`.
         problem_type: "binary", "multiclass", "multilabel" or "regression"; None infers it.
         dropout: dropout before the dense layer.
@@ -74,7 +75,7 @@ class BertClassifier(Task):
         **kwargs,
     ):
         encoder = LabelEncoder(labels=labels, problem_type=problem_type)
-        num_classes = resolve_num_classes(num_classes, encoder)
+        num_classes = resolve_num_classes(num_classes, encoder, has_head=head is not None)
 
         # === Functional model ===
         inputs = backbone.input
@@ -146,9 +147,12 @@ class BertClassifier(Task):
             values = label_series.dropna()
             is_int = len(values) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                                          for v in values)
-            if is_int and values.min() >= 0 and values.max() < self.num_classes:
+            if is_int and self.num_classes is not None and values.min() >= 0 and values.max() < self.num_classes:
                 encoder.labels = list(range(self.num_classes))
         encoder.fit(label_series)
+        if self.num_classes is None:  # built without labels: the head gets its width now
+            self.num_classes = encoder.num_classes
+            self.set_output_count(self.num_classes)
         if encoder.num_classes != self.num_classes:
             raise ValueError(
                 f"The {self.label_column!r} column has {encoder.num_classes} classes "
@@ -268,8 +272,9 @@ class BertClassifier(Task):
         return {"probabilities": tf.nn.softmax(logits), "label_id": best, "label": tf.gather(names, best)}
 
 
-def resolve_num_classes(num_classes, encoder):
-    """The output count from `num_classes`, the labels, or the problem type."""
+def resolve_num_classes(num_classes, encoder, has_head=False):
+    """The output count from `num_classes`, the labels, or the problem type; None (learned on the first
+    fit) when none of them is given, unless a custom head needs it now."""
     if num_classes is not None:
         num_classes = check_count("num_classes", num_classes)
     if encoder.problem_type == "regression":
@@ -283,8 +288,9 @@ def resolve_num_classes(num_classes, encoder):
                 f"{encoder.labels}. Pass one of the two."
             )
         return len(encoder.labels)
-    if num_classes is None:
+    if num_classes is None and has_head:
         raise ValueError(
-            "Tell the classifier its outputs: num_classes=N, labels=[...] or problem_type='regression'."
+            "Tell a classifier with a custom head its outputs: num_classes=N, labels=[...] or "
+            "problem_type='regression'."
         )
     return num_classes

@@ -73,7 +73,7 @@ class BertTokenClassifier(Task):
         **kwargs,
     ):
         labels = None if labels is None else [plain(label) for label in labels]
-        num_tags = resolve_num_tags(num_tags, labels)
+        num_tags = resolve_num_tags(num_tags, labels, has_head=head is not None)
 
         # === Functional model ===
         inputs = backbone.input
@@ -162,6 +162,9 @@ class BertTokenClassifier(Task):
         if all(isinstance(tag, str) and is_bio_tag(tag) for tag in tags):
             tags.add(OUTSIDE_TAG)
         labels = sorted(tags)
+        if self.num_tags is None:  # built without tags: the head gets its width now
+            self.num_tags = len(labels)
+            self.set_output_count(self.num_tags)
         if len(labels) != self.num_tags:
             raise ValueError(
                 f"The {self.tags_column!r} column has {len(labels)} tags ({labels}), but the model was "
@@ -267,8 +270,9 @@ class BertTokenClassifier(Task):
         }
 
 
-def resolve_num_tags(num_tags, labels):
-    """The output count from `num_tags` or the labels."""
+def resolve_num_tags(num_tags, labels, has_head=False):
+    """The output count from `num_tags` or the labels; None (learned on the first fit) when neither is
+    given, unless a custom head needs it now."""
     if num_tags is not None:
         num_tags = check_count("num_tags", num_tags)
     if labels is not None:
@@ -277,10 +281,10 @@ def resolve_num_tags(num_tags, labels):
                 f"num_tags={num_tags} but {len(labels)} labels were given: {labels}. Pass one of the two."
             )
         return len(labels)
-    if num_tags is None:
+    if num_tags is None and has_head:
         raise ValueError(
-            "Tell the token classifier its tags: labels=['O', 'B-PER', ...] or num_tags=N (the names "
-            "are then learned on the first fit). CoNLL-2003 NER has num_tags=9."
+            "Tell a token classifier with a custom head its tags: labels=['O', 'B-PER', ...] or num_tags=N "
+            "(the names are then learned on the first fit). CoNLL-2003 NER has num_tags=9."
         )
     return num_tags
 
@@ -327,24 +331,24 @@ def warn_truncated(truncated_words, index, packed_length, max_length):
 
 
 def entity_scores(gold, predicted):
-    """Entity-level micro precision, recall and F1 and per-type F1, with seqeval's conventions.
+    """Entity-level micro precision, recall and F1, and per type (`per_type_f1`, and `per_type`: precision,
+    recall and F1), with seqeval's conventions.
 
     An entity counts as found when its type and word span match exactly. `gold` and `predicted`
     are lists of tag lists (BIO/IOB, repaired as `entity_spans` does).
 
     Example:
     >>> entity_scores([["B-PER", "I-PER", "O", "B-LOC"]], [["B-PER", "I-PER", "O", "O"]])
-    {'precision': 1.0, 'recall': 0.5, 'f1': 0.666..., 'per_type_f1': {'LOC': 0.0, 'PER': 1.0}}
+    {'precision': 1.0, 'recall': 0.5, 'f1': 0.666..., 'per_type_f1': {'LOC': 0.0, 'PER': 1.0}, 'per_type': {...}}
     """
     gold_entities = {(row, *span) for row, tags in enumerate(gold) for span in entity_spans(tags)}
     found_entities = {(row, *span) for row, tags in enumerate(predicted) for span in entity_spans(tags)}
     results = f1_counts(gold_entities, found_entities)
     types = sorted({entity[1] for entity in gold_entities | found_entities})
-    results["per_type_f1"] = {
-        kind: f1_counts({e for e in gold_entities if e[1] == kind},
-                        {e for e in found_entities if e[1] == kind})["f1"]
-        for kind in types
-    }
+    per_type = {kind: f1_counts({e for e in gold_entities if e[1] == kind}, {e for e in found_entities if e[1] == kind})
+                for kind in types}
+    results["per_type_f1"] = {kind: scores["f1"] for kind, scores in per_type.items()}
+    results["per_type"] = per_type
     return results
 
 

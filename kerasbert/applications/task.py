@@ -13,6 +13,7 @@ A subclass builds its graph in `__init__` and implements four hooks:
 
 import contextlib
 import dataclasses
+import os
 import warnings
 
 import keras
@@ -22,14 +23,17 @@ import tensorflow as tf
 
 from kerasbert.applications.export_under_tensorflow import export_under_tensorflow
 from kerasbert.applications.model_function import ModelFunction
+from kerasbert.atomic_files import atomic_path
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.validation import check_count
+from kerasbert.layers.deferred_dense import DeferredDense
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.training.backup import TrainingBackup
 from kerasbert.training.distribution import (
     check_batches_split_evenly,
     check_dataset_splits_evenly,
@@ -177,7 +181,8 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
     With `head` (the user's layer): `head(features)`, checked against `expected_shape` (None: any
     size), and no logits layer. Without: HF's head, dropout (if given) on the backbone output
     `output_name`, then a float32 Dense of `units` named `layer_name` (HF's `classifier` or
-    `qa_outputs`, which `load_dense_head` fills from a checkpoint).
+    `qa_outputs`, which `load_dense_head` fills from a checkpoint); `units=None` defers its weights
+    until the task knows its labels (`DeferredDense.set_units`).
 
     Example:
     >>> outputs, logits_layer = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
@@ -187,8 +192,8 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
     if head is not None:
         return checked_head_outputs(head, features, expected_shape, task_name), None
     dropout_layer = None if dropout is None else keras.layers.Dropout(dropout, name="classifier_dropout")
-    logits_layer = keras.layers.Dense(units, name=layer_name, dtype="float32",
-                                      kernel_initializer=weight_initializer(backbone.initializer_range))
+    logits_layer = DeferredDense(units, name=layer_name, dtype="float32",  # units=None: set by the first fit
+                                 kernel_initializer=weight_initializer(backbone.initializer_range))
     hidden = features[output_name]
     return logits_layer(hidden if dropout_layer is None else dropout_layer(hidden)), logits_layer
 
@@ -295,12 +300,23 @@ class Task(keras.Model):
         size (a user's `head=` loads nothing)."""
         # Not a class attribute: under torch a layer attribute lives in `_modules`, behind any class default.
         logits_layer = getattr(self, "logits_layer", None)
-        if self.hf_head is None or logits_layer is None:
+        if self.hf_head is None or logits_layer is None or logits_layer.units is None:
             return
         prefix, architecture = self.hf_head
         weights = checkpoint.heads(f"{prefix}.", architecture)
         if weights and weights[f"{prefix}.weight"].shape[0] == logits_layer.units:
             assign_links(dense_links(logits_layer, prefix), weights, checkpoint.source)
+
+    def check_outputs_known(self):
+        """A ValueError when the task has not learned its labels yet (built without them, never fit)."""
+        logits_layer = getattr(self, "logits_layer", None)
+        if logits_layer is not None and logits_layer.units is None:
+            raise ValueError(f"This {type(self).__name__} does not know its labels yet: fit it on labelled data "
+                             f"first, or build it with labels=[...].")
+
+    def set_output_count(self, count):
+        """Create the deferred logits weights for `count` outputs (the first fit of a task built without labels)."""
+        self.logits_layer.set_units(count)
 
     @property
     def tokenizer(self):
@@ -338,9 +354,10 @@ class Task(keras.Model):
     # === Data ===
 
     def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
-                group_by_length=True, order=None):
+                group_by_length=True, order=None, epochs=None):
         """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled and (unless
-        `group_by_length=False`) grouped by length; other batches come in `order`, else the input order."""
+        `group_by_length=False`) grouped by length, one epoch (reshuffled per iteration) or the numbered
+        `epochs` back to back; other batches come in `order`, else the input order."""
         return self.make_dataset(
             prepared,
             labels=prepared.labels if with_labels else None,
@@ -352,6 +369,7 @@ class Task(keras.Model):
             seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
             order=order,
+            **({} if epochs is None else {"epochs": epochs}),
         )
 
     def make_dataset(self, prepared, **options):
@@ -399,23 +417,38 @@ class Task(keras.Model):
             self.build_optimizer()
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
-            learning_rate=None, seed=0, group_by_length=True, **kwargs):
+            learning_rate=None, seed=0, group_by_length=True, backup_dir=None, **kwargs):
         """Keras `fit`, also on DataFrames and lists (see the class docstring of each task).
 
         Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
         (default by model size), 10% warmup and linear decay over this fit's steps. Raw data is
         shuffled with `seed` each epoch and grouped by length (`group_by_length=False`: batches of
-        any lengths, about 2x the padding).
+        any lengths, about 2x the padding). Keras callbacks (`callbacks=[...]`) pass through.
+
+        `backup_dir`: save the training state there after every epoch; the same call after a crash
+        or a kill continues after the last saved epoch and ends with the weights an uninterrupted
+        run would have (see `kerasbert.training.backup`). The folder is removed when `fit` completes.
+
+        Example:
+        >>> classifier.fit(train_df, epochs=3, backup_dir="sentiment_backup")
         """
         check_run_arguments(x, batch_size, epochs)
+        backup = None if backup_dir is None else TrainingBackup(backup_dir)
         with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
             with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
                 return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, learning_rate,
-                                              seed, group_by_length, **kwargs)
+                                              seed, group_by_length, backup, **kwargs)
+
+    def fit_resumable(self, x, backup, **kwargs):
+        """Keras `fit`, first restoring `backup`'s state (if any) and starting after its epochs."""
+        if backup is not None:
+            kwargs["initial_epoch"] = backup.restore(self)
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), backup]
+        return super().fit(x, **kwargs)
 
     def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, learning_rate, seed,
-                          group_by_length, **kwargs):
+                          group_by_length, backup, **kwargs):
         check_weights_are_trainable(self)
         if not is_raw(x):
             if isinstance(x, tf.data.Dataset):
@@ -426,28 +459,39 @@ class Task(keras.Model):
                 steps = self.steps_of(x, batch_size) * epochs
                 self.compile_defaults(steps, learning_rate)
             self.build_optimizer()
-            return super().fit(x, y, batch_size=batch_size, epochs=epochs,
-                               validation_data=validation_data, **kwargs)
+            return self.fit_resumable(x, backup, y=y, batch_size=batch_size, epochs=epochs,
+                                      validation_data=validation_data, **kwargs)
         if y is not None:
             raise ValueError("With a DataFrame, labels come from its label column; do not pass `y`.")
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         prepared = self.prepare(x, with_labels=True, training=True)
         check_batches_split_evenly(len(self.example_lengths(prepared)), batch_size, model=self)
         if is_raw(validation_data):
-            validation = self.prepare(validation_data, with_labels=True)
+            try:
+                validation = self.prepare(validation_data, with_labels=True)
+            except (ValueError, TypeError) as error:
+                raise type(error)(f"In validation_data: {error}") from None
             check_batches_split_evenly(len(self.example_lengths(validation)), batch_size, "the validation data",
                                        model=self)
             validation_data = self.batches(validation, with_labels=True, batch_size=batch_size,
                                            order=self.length_order(validation))
         if kwargs.get("class_weight") == "balanced":
             kwargs["class_weight"] = self.balanced_class_weight(prepared)
+        if "steps_per_epoch" in kwargs:
+            raise ValueError("With a DataFrame, fit trains on whole epochs: leave out steps_per_epoch, or pass a "
+                             "tf.data.Dataset.")
+        # The dataset holds every epoch still to run, each in the order its number and `seed` give: a run
+        # resumed from `backup` after epoch e trains on what an uninterrupted run trains on.
+        initial_epoch = backup.latest()[0] if backup is not None else kwargs.pop("initial_epoch", 0)
         train = self.batches(prepared, with_labels=True, training=True, batch_size=batch_size, seed=seed,
-                             group_by_length=group_by_length)
+                             group_by_length=group_by_length, epochs=range(initial_epoch, epochs))
+        batches_per_epoch = -(-len(self.example_lengths(prepared)) // batch_size)
         if not self.compiled or self.default_compiled:
-            self.compile_defaults(int(train.cardinality()) * epochs, learning_rate)
+            self.compile_defaults(batches_per_epoch * epochs, learning_rate)
+        kwargs.update(steps_per_epoch=batches_per_epoch, initial_epoch=initial_epoch)
         kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
         self.build_optimizer()
-        return super().fit(train, epochs=epochs, validation_data=validation_data, **kwargs)
+        return self.fit_resumable(train, backup, epochs=epochs, validation_data=validation_data, **kwargs)
 
     def strategy_scope(self):
         """TensorFlow: the scope of the `tf.distribute` strategy this model was built under (its
@@ -493,6 +537,7 @@ class Task(keras.Model):
         The model sees the examples sorted by length (the least padding: on UCI IMDb 2.4x fewer
         tokens than batches in input order); the outputs are put back in the input order.
         """
+        self.check_outputs_known()
         prepared = self.prepare(data, with_labels=with_labels)
         if len(self.example_lengths(prepared)) == 0:
             if with_labels:
@@ -563,12 +608,15 @@ class Task(keras.Model):
         Example:
         >>> classifier.export("sentiment_savedmodel")
         """
-        if keras.backend.backend() != "tensorflow":
-            return export_under_tensorflow(self, path)
-        archive = keras.export.ExportArchive()
-        archive.track(self)
-        archive.add_endpoint("serve", self.serve, input_signature=self.serving_signature())
-        archive.write_out(str(path), verbose=False)
+        self.check_outputs_known()
+        with atomic_path(path) as temporary:  # a kill mid-export leaves no half-written SavedModel at `path`
+            if keras.backend.backend() != "tensorflow":
+                export_under_tensorflow(self, temporary)
+            else:
+                archive = keras.export.ExportArchive()
+                archive.track(self)
+                archive.add_endpoint("serve", self.serve, input_signature=self.serving_signature())
+                archive.write_out(str(temporary), verbose=False)
         return path
 
     # === Serialisation ===
@@ -584,14 +632,17 @@ class Task(keras.Model):
         >>> classifier.save("sentiment.keras")  # ~ the weights' size; reloads and predicts
         >>> classifier.save("checkpoint.keras", include_optimizer=True)  # to fit further
         """
-        if include_optimizer or not self.compiled:
-            return super().save(filepath, overwrite=overwrite, **kwargs)
-        optimizer = self.optimizer
-        self.optimizer, self.compiled = None, False
-        try:
-            return super().save(filepath, overwrite=overwrite, **kwargs)
-        finally:
-            self.optimizer, self.compiled = optimizer, True
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(f"{filepath} exists; pass overwrite=True to replace it, or another path.")
+        with atomic_path(filepath) as temporary:  # a kill mid-save leaves the old file (or none), never a torn one
+            if include_optimizer or not self.compiled:
+                return super().save(str(temporary), **kwargs)
+            optimizer = self.optimizer
+            self.optimizer, self.compiled = None, False
+            try:
+                return super().save(str(temporary), **kwargs)
+            finally:
+                self.optimizer, self.compiled = optimizer, True
 
     # The constructor arguments a task keeps as attributes of the same name: `get_config` saves them.
     config_names = ()

@@ -1,6 +1,10 @@
 """DataFrame <-> tf.data: loaders for public formats, shipped data sets, validation, labels, batching,
 pre-training examples and masking."""
 
+from kerasbert._quiet_start import import_tensorflow_quietly
+
+import_tensorflow_quietly()  # before the first TensorFlow import below
+
 from kerasbert.data.answer_spans import (
     AnswerPrediction,
     AnswerSpan,

@@ -1,5 +1,9 @@
 """Research building blocks: keras.Layer subclasses written with keras.ops only."""
 
+from kerasbert._quiet_start import import_tensorflow_quietly
+
+import_tensorflow_quietly()  # before the first TensorFlow import below
+
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock

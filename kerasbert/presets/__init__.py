@@ -1,5 +1,9 @@
 """Preset registry and checkpoint readers/writers (kerasbert, HF and Google formats)."""
 
+from kerasbert._quiet_start import import_tensorflow_quietly
+
+import_tensorflow_quietly()  # before the first TensorFlow import below
+
 from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.presets.registry import PRESETS, preset_names

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kerasbert.atomic_files import atomic_path, write_text_atomically
 from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
 
 # HF `hidden_act` -> kerasbert activation. "gelu" in HF is the exact erf GELU.
@@ -215,12 +216,13 @@ def write_hf_folder(folder, backbone_config, state_dict, vocabulary, tokenizer_c
             (name if name.startswith(head_prefixes) else f"bert.{name}"): value
             for name, value in state_dict.items()
         }
-    hf_config = hf_config_from_backbone(backbone_config, id2label, architecture)
-    (folder / "config.json").write_text(json.dumps(hf_config, indent=2), encoding="utf-8")
-    save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in state_dict.items()},
-              str(folder / "model.safetensors"), metadata={"format": "pt"})
+    # Each file is written beside its name and renamed (a kill never leaves a torn one), config.json last:
+    # a new folder is a checkpoint only once it is complete.
+    with atomic_path(folder / "model.safetensors") as temporary:
+        save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in state_dict.items()},
+                  str(temporary), metadata={"format": "pt"})
     if vocabulary is not None:
-        (folder / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+        write_text_atomically(folder / "vocab.txt", "\n".join(vocabulary) + "\n")
     tokenizer_json = {
         "tokenizer_class": "BertTokenizer",
         "do_lower_case": tokenizer_config.get("lowercase", True),
@@ -228,5 +230,7 @@ def write_hf_folder(folder, backbone_config, state_dict, vocabulary, tokenizer_c
         "tokenize_chinese_chars": tokenizer_config.get("tokenize_chinese_chars", True),
         "model_max_length": backbone_config["max_sequence_length"],
     }
-    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_json, indent=2), encoding="utf-8")
+    write_text_atomically(folder / "tokenizer_config.json", json.dumps(tokenizer_json, indent=2))
+    hf_config = hf_config_from_backbone(backbone_config, id2label, architecture)
+    write_text_atomically(folder / "config.json", json.dumps(hf_config, indent=2))
     return folder

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kerasbert.atomic_files import atomic_path, write_text_atomically
 from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
 
 MANIFEST = "kerasbert.json"
@@ -43,16 +44,20 @@ def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None
         "tokenizer": tokenizer_config,
         "task": task_config,
     }
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    model.save_weights(str(folder / WEIGHTS))
+    # Each file is written beside its name and renamed (a kill never leaves a torn one), the manifest last:
+    # a new folder is a preset only once it is complete.
+    with atomic_path(folder / WEIGHTS) as temporary:
+        model.save_weights(str(temporary))
     if vocabulary is not None:
-        (folder / VOCABULARY).write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+        write_text_atomically(folder / VOCABULARY, "\n".join(vocabulary) + "\n")
     if heads:
         from safetensors.numpy import save_file
 
-        save_file({name: np.ascontiguousarray(value) for name, value in heads.items()}, str(folder / HEADS))
+        with atomic_path(folder / HEADS) as temporary:
+            save_file({name: np.ascontiguousarray(value) for name, value in heads.items()}, str(temporary))
     else:
         (folder / HEADS).unlink(missing_ok=True)
+    write_text_atomically(folder / MANIFEST, json.dumps(manifest, indent=2))
     return folder
 
 

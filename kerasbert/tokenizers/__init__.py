@@ -1,5 +1,9 @@
 """WordPiece tokenizer (exact HF parity) and the packer that builds token_ids/segment_ids/padding_mask."""
 
+from kerasbert._quiet_start import import_tensorflow_quietly
+
+import_tensorflow_quietly()  # before the first TensorFlow import below
+
 from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer

@@ -1,4 +1,8 @@
 """Optimizer and schedule defaults for fine-tuning and pre-training."""
 
+from kerasbert._quiet_start import import_tensorflow_quietly
+
+import_tensorflow_quietly()  # before the first TensorFlow import below
+
 from kerasbert.training.optimizers import NO_DECAY_NAMES, AdamW, create_optimizer, default_learning_rate
 from kerasbert.training.schedules import WarmupLinearDecay

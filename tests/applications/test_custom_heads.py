@@ -41,14 +41,14 @@ class MeanPoolingMLPHead(keras.layers.Layer):
         return {**super().get_config(), "units": self.units, "hidden": self.hidden, "per_token": self.per_token}
 
 
-def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(minilm_path, tmp_path):
+def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(tiny_preset, tmp_path):
     reviews = kb.data.load_dataset("uci_sentiment", "train").head(32)
-    classifier = kb.BertClassifier.from_preset(str(minilm_path), sequence_length=32, labels=[0, 1],
+    classifier = kb.BertClassifier.from_preset(str(tiny_preset), sequence_length=32, labels=[0, 1],
                                                head=MeanPoolingMLPHead(2))
     assert classifier.logits_layer is None
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # the unused pooler is not warned about
-        losses = classifier.fit(reviews, epochs=3, batch_size=16, learning_rate=1e-4, verbose=0).history["loss"]
+        losses = classifier.fit(reviews, epochs=3, batch_size=16, learning_rate=1e-3, verbose=0).history["loss"]
     assert losses[-1] < losses[0]
     expected = np.stack(classifier.predict(TEXTS)["probabilities"])
 

@@ -24,8 +24,9 @@ from kerasbert.data.conll import load_conll
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.squad import load_squad
 
-# `make test` runs the classifier, the `.keras` rotation and export on JAX and torch too; the other task
-# models' tests there on request: KERAS_BACKEND=jax .venv/bin/python -m pytest tests/applications/test_every_backend.py
+# `make test` runs the classifier, the `.keras` rotation and export on every backend; the other task models'
+# tests here (marked on_request; on TensorFlow their own test files cover them) run on request:
+# KERAS_BACKEND=jax .venv/bin/python -m pytest tests/applications/test_every_backend.py
 
 BACKENDS = ("tensorflow", "jax", "torch")
 CONLL_TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
@@ -33,10 +34,10 @@ SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA")
                    or Path(__file__).resolve().parents[2].parent / "shared" / "data")
 
 
-def tiny_backbone():
+def tiny_backbone(dropout=0.1):
     keras.utils.set_random_seed(0)
     return kb.BertBackbone(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=32,
-                           intermediate_dim=64, max_sequence_length=128)
+                           intermediate_dim=64, max_sequence_length=128, dropout=dropout, attention_dropout=dropout)
 
 
 def shared_file(*parts):
@@ -60,9 +61,11 @@ def named(frame):
 @pytest.mark.all_backends
 def test_classifier_learns_and_predicts(real_preprocessor):
     data = named(reviews())
-    model = kb.BertClassifier(tiny_backbone(), real_preprocessor, labels=["negative", "positive"])
+    # Dropout off: memorising 16 reviews in 12 steps is then certain on every backend (final loss 0.30-0.36).
+    model = kb.BertClassifier(tiny_backbone(dropout=0.0), real_preprocessor, labels=["negative", "positive"],
+                              dropout=0.0)
     history = model.fit(data, epochs=12, batch_size=16, learning_rate=1e-2, verbose=0)
-    assert history.history["loss"][-1] < 0.5 < 0.69 < history.history["loss"][0]  # memorises 16 reviews
+    assert history.history["loss"][-1] < 0.45 < 0.69 < history.history["loss"][0]  # memorises 16 reviews
     results = model.evaluate(data, verbose=0)
     assert set(results) == {"loss", "accuracy", "macro_f1", "mcc", "f1"} and results["accuracy"] >= 0.9
     predicted = model.predict(data["text"].tolist(), verbose=0)
@@ -70,6 +73,7 @@ def test_classifier_learns_and_predicts(real_preprocessor):
     np.testing.assert_allclose(np.stack(predicted["probabilities"]).sum(-1), 1.0, atol=1e-5)
 
 
+@pytest.mark.on_request
 def test_token_classifier_tags_words_with_character_spans(real_preprocessor):
     data = load_conll(shared_file("conll2003", "train.txt")).head(16)
     model = kb.BertTokenClassifier(tiny_backbone(), real_preprocessor, labels=CONLL_TAGS)
@@ -79,6 +83,7 @@ def test_token_classifier_tags_words_with_character_spans(real_preprocessor):
     assert [len(tags) for tags in predicted["tags"]] == [len(words) for words in data["tokens"]]
 
 
+@pytest.mark.on_request
 def test_question_answerer_answers_with_context_spans():
     data = load_squad(shared_file("squad", "dev-v1.1.json")).sample(8, random_state=0)
     preprocessor = kb.BertPreprocessor.from_preset("all_minilm_l6_v2_en", sequence_length=128,
@@ -90,6 +95,7 @@ def test_question_answerer_answers_with_context_spans():
         assert row.context[answer.start:answer.end] == answer.answer
 
 
+@pytest.mark.on_request
 def test_multiple_choice_picks_one_ending(real_preprocessor):
     data = next_sentence_examples(load_dataset("jane_austen", "test"), 16, seed=0, max_words=8)
     model = kb.BertMultipleChoice(tiny_backbone(), real_preprocessor)
@@ -99,6 +105,7 @@ def test_multiple_choice_picks_one_ending(real_preprocessor):
     assert all(0 <= choice < 4 for choice in predicted["choice"])
 
 
+@pytest.mark.on_request
 def test_masked_lm_and_pretrainer(real_preprocessor):
     chapters = load_dataset("jane_austen", "test").groupby("chapter")["text"].agg("\n".join).tolist()[:4]
     pretrainer = kb.BertPretrainer(tiny_backbone(), real_preprocessor, max_sequence_length=32)

@@ -90,3 +90,10 @@ def test_output_counts_are_positive_ints(tiny_backbone, real_preprocessor, value
         kb.BertClassifier(tiny_backbone, real_preprocessor, num_classes=value)
     with pytest.raises(error, match="num_tags must be an int of at least 1"):
         kb.BertTokenClassifier(tiny_backbone, real_preprocessor, num_tags=value)
+
+
+def test_validation_data_with_other_columns_is_named_before_training(classifier):
+    weights = [w.copy() for w in classifier.get_weights()]
+    with pytest.raises(ValueError, match="In validation_data: Column 'label' not found"):
+        classifier.fit(REVIEWS, validation_data=REVIEWS.rename(columns={"label": "stars"}), batch_size=2)
+    assert all(np.array_equal(a, b) for a, b in zip(weights, classifier.get_weights()))  # nothing trained

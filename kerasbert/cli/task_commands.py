@@ -1,0 +1,176 @@
+"""`kerasbert fit`, `evaluate` and `predict`: task models on data files, from the shell."""
+
+import contextlib
+import json
+import sys
+import time
+
+import click
+
+from kerasbert.atomic_files import write_text_atomically
+from kerasbert.cli.tables import read_table, write_table
+
+DEFAULT_PRESET = "all_minilm_l6_v2_en"
+# --task names -> task classes; `infer_task` picks one from the columns when --task is not given.
+TASK_CLASSES = {
+    "classifier": "BertClassifier",
+    "token-classifier": "BertTokenClassifier",
+    "question-answerer": "BertQuestionAnswerer",
+    "multiple-choice": "BertMultipleChoice",
+}
+TASK_COLUMNS = {  # in the order they are tried
+    "token-classifier": ("tokens", "tags"),
+    "question-answerer": ("question", "context", "answer_texts"),
+    "multiple-choice": ("context", "endings", "label"),
+    "classifier": ("text", "label"),
+}
+
+
+def infer_task(columns):
+    """The --task whose columns the data has, as `fit(df)` reads them.
+
+    Example:
+    >>> infer_task(["text", "label"]), infer_task(["tokens", "tags"])
+    ('classifier', 'token-classifier')
+    """
+    for task, needed in TASK_COLUMNS.items():
+        if set(needed) <= set(columns):
+            return task
+    expected = "; ".join(f"{task}: {', '.join(needed)}" for task, needed in TASK_COLUMNS.items())
+    raise ValueError(f"Cannot tell the task from the columns {', '.join(map(str, columns))}. Expected columns "
+                     f"({expected}); or pass --task and --task-arg text_column=<yours>.")
+
+
+def parse_task_args(pairs):
+    """`key=value` strings -> task arguments; values are JSON where they parse (numbers, lists), else text.
+
+    Example:
+    >>> parse_task_args(["text_column=review", "labels=[\\"neg\\", \\"pos\\"]"])
+    {'text_column': 'review', 'labels': ['neg', 'pos']}
+    """
+    arguments = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.isidentifier():
+            raise click.BadParameter(f"{pair!r} is not key=value (e.g. text_column=review).", param_hint="--task-arg")
+        try:
+            arguments[key] = json.loads(value)
+        except json.JSONDecodeError:
+            arguments[key] = value
+    return arguments
+
+
+def load_task(path):
+    from kerasbert.applications.task_files import load_task as load
+
+    return load(path)
+
+
+def echo_json(results):
+    click.echo(json.dumps(results, indent=2, default=float))
+
+
+@click.command()
+@click.argument("data")
+@click.option("--task", type=click.Choice(list(TASK_CLASSES)), help="Default: inferred from the columns.")
+@click.option("--preset", default=DEFAULT_PRESET, show_default=True,
+              help="A built-in name, or a kerasbert / HF / Google checkpoint folder.")
+@click.option("--validation", "validation_source", help="Validation data (file or shipped name:split).")
+@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option("--max-length", type=click.IntRange(min=3), help="Longest packed input in tokens (default: the model's).")
+@click.option("--learning-rate", type=float, help="Peak AdamW rate (default: by model size).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--task-arg", "task_args", multiple=True, metavar="KEY=VALUE",
+              help="A task argument, e.g. text_column=review or problem_type=regression (repeatable).")
+@click.option("--output", default="model.keras", show_default=True, help="The .keras file to write.")
+@click.option("--report", "report_dir", help="Write curves, metrics.json and a model card to this folder.")
+@click.option("--backup-dir", help="Resume from here after a crash (state saved every epoch).")
+def fit(data, task, preset, validation_source, epochs, batch_size, max_length, learning_rate, seed, task_args,
+        output, report_dir, backup_dir):
+    """Fine-tune a task model on DATA and save it.
+
+    DATA is a CSV/TSV/JSONL/Parquet file or a shipped data set (uci_sentiment, or uci_sentiment:train).
+    The task follows from the columns: text+label (classification or regression; text_pair for pairs),
+    tokens+tags (token classification), question+context+answer_texts (QA), context+endings+label
+    (multiple choice).
+
+    \b
+    Example:
+        kerasbert fit uci_sentiment --epochs 2 --output sentiment.keras --report sentiment_report
+    """
+    import kerasbert.applications as applications
+
+    train = read_table(data)
+    validation = read_table(validation_source) if validation_source else None
+    task = task or infer_task(train.columns)
+    task_class = getattr(applications, TASK_CLASSES[task])
+    model = task_class.from_preset(preset, sequence_length=max_length, **parse_task_args(task_args))
+    click.echo(f"Fine-tuning {type(model).__name__} on {preset}: {len(train)} rows of {data}", err=True)
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(sys.stderr):  # progress for people on stderr; stdout keeps the results
+        history = model.fit(train, validation_data=validation, epochs=epochs, batch_size=batch_size,
+                            learning_rate=learning_rate, seed=seed, backup_dir=backup_dir)
+    seconds = time.perf_counter() - started
+    model.save(output)
+    click.echo(f"Saved {output} ({seconds:.0f} s of training)", err=True)
+    results = model.evaluate(validation, batch_size=batch_size, verbose=0) if validation is not None else None
+    if results is not None:
+        echo_json(results)
+    if report_dir:
+        from kerasbert.plots import write_report
+
+        write_report(model, report_dir, validation if validation is not None else train, history=history,
+                     data_name=validation_source or f"{data} (the training data)",
+                     training={"data": data, "rows": len(train)},
+                     hyperparameters={"preset": preset, "epochs": epochs, "batch_size": batch_size,
+                                      "max_length": model.sequence_length, "learning_rate": learning_rate or "default",
+                                      "seed": seed}, model_file=output)
+        click.echo(f"Report in {report_dir}", err=True)
+
+
+@click.command()
+@click.argument("model_file")
+@click.argument("data")
+@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option("--output", help="Also write the metrics to this JSON file.")
+def evaluate(model_file, data, batch_size, output):
+    """Score MODEL_FILE (.keras) on labelled DATA; prints the metrics as JSON.
+
+    \b
+    Example:
+        kerasbert evaluate sentiment.keras uci_sentiment:test
+    """
+    model = load_task(model_file)
+    results = model.evaluate(read_table(data, default_split="test"), batch_size=batch_size, verbose=0)
+    echo_json(results)
+    if output:
+        write_text_atomically(output, json.dumps(results, indent=2, default=float) + "\n")
+
+
+@click.command()
+@click.argument("model_file")
+@click.argument("data", default="-")
+@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option("--output", help="A .jsonl or .csv file (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from --output, else jsonl.")
+def predict(model_file, data, batch_size, output, fmt):
+    """Predict with MODEL_FILE (.keras) on DATA (a file, a shipped set, or `-`: one text per line on stdin).
+
+    Each row comes back with the input's columns and the predictions (labels and scores, tags and
+    entities with character spans, answers with character spans); a prediction column whose name the
+    input already uses is prefixed `predicted_`.
+
+    \b
+    Example:
+        printf 'a lovely film\\nawful acting\\n' | kerasbert predict sentiment.keras
+        kerasbert predict ner.keras sentences.jsonl --output entities.jsonl
+    """
+    import pandas as pd
+
+    model = load_task(model_file)
+    frame = read_table(data, default_split="test")
+    predictions = model.predict(frame, batch_size=batch_size, verbose=0)
+    clashing = set(predictions.columns) & set(frame.columns)
+    predictions = predictions.rename(columns={name: f"predicted_{name}" for name in clashing})
+    write_table(pd.concat([frame, predictions.set_axis(frame.index)], axis=1), output, fmt)

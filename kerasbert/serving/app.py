@@ -1,0 +1,131 @@
+"""The starlette app behind `kerasbert serve`: POST /predict, GET /health, GET /metadata.
+
+`POST /predict` takes a JSON list of inputs, or `{"inputs": [...]}`: texts (`["a lovely film"]`), text
+pairs (`[["question", "answer"]]`), or objects with the model's columns (`[{"question": ..., "context":
+...}]`); it answers `{"predictions": [...]}`, one record per input, as `predict` returns them.
+Errors: malformed JSON 400; too many inputs or too long a text 413; inputs the model refuses 422 (the
+message says why); the server keeps serving.
+
+Example:
+>>> app = create_app(keras.saving.load_model("sentiment.keras"))
+>>> uvicorn.run(app, host="127.0.0.1", port=8000)
+"""
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import time
+
+import pandas as pd
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from kerasbert.json_records import records
+from kerasbert.serving.micro_batching import MicroBatcher
+
+
+@dataclasses.dataclass(frozen=True)
+class ServingLimits:
+    """Request limits and micro-batching: at most `max_inputs` per request and `max_chars` per text; batches
+    of at most `max_batch` rows, a request waiting at most `max_wait_ms` for others."""
+
+    max_inputs: int = 256
+    max_chars: int = 20_000
+    max_batch: int = 32
+    max_wait_ms: float = 5.0
+
+
+class BadRequest(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def frame_of(body, limits):
+    """The request body as a DataFrame of inputs, or BadRequest naming what is wrong."""
+    inputs = body.get("inputs") if isinstance(body, dict) else body
+    if not isinstance(inputs, list):
+        raise BadRequest(422, 'Send a JSON list of inputs, or {"inputs": [...]}: texts, [text, text_pair] pairs, '
+                              'or objects with the model\'s columns.')
+    if len(inputs) > limits.max_inputs:
+        raise BadRequest(413, f"{len(inputs)} inputs in one request; the limit is {limits.max_inputs}. "
+                              f"Split the request.")
+    kinds = {type(item) for item in inputs}
+    if kinds <= {str}:
+        frame = pd.DataFrame({"text": inputs})
+    elif kinds <= {list} and all(len(item) == 2 and all(isinstance(t, str) for t in item) for item in inputs):
+        frame = pd.DataFrame(inputs, columns=["text", "text_pair"])
+    elif kinds <= {dict}:
+        frame = pd.DataFrame.from_records(inputs)
+    else:
+        raise BadRequest(422, "Each input must be a text, a [text, text_pair] pair, or an object of columns; "
+                              f"got {', '.join(sorted(kind.__name__ for kind in kinds))} (all inputs of one kind).")
+    for column in frame.columns:
+        lengths = [len(value) for value in frame[column] if isinstance(value, str)]
+        if lengths and max(lengths) > limits.max_chars:
+            raise BadRequest(413, f"An input's {column!r} has {max(lengths)} characters; the limit is "
+                                  f"{limits.max_chars}. Shorten it or split the text.")
+    return frame
+
+
+def metadata_of(model, limits):
+    import keras
+    import tensorflow as tf
+
+    from kerasbert import __version__
+
+    labels = getattr(model, "labels", None)
+    return {
+        "task": type(model).__name__,
+        "labels": None if labels is None else [str(label) for label in labels],
+        "problem_type": getattr(model, "problem_type", None),
+        "max_length": model.sequence_length,
+        "backbone": {key: model.backbone.get_config()[key]
+                     for key in ("vocabulary_size", "num_layers", "hidden_dim", "num_heads", "max_sequence_length")},
+        "parameters": int(model.count_params()),
+        "versions": {"kerasbert": __version__, "keras": keras.__version__, "tensorflow": tf.__version__,
+                     "backend": keras.backend.backend()},
+        "limits": dataclasses.asdict(limits),
+    }
+
+
+def create_app(model, limits=ServingLimits()):
+    """A starlette app serving `model` (a kerasbert task model; see the module docstring)."""
+    batcher = MicroBatcher(lambda frame: model.predict(frame, verbose=0), limits.max_batch, limits.max_wait_ms)
+    metadata = metadata_of(model, limits)
+    started = time.time()
+
+    async def predict(request):
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            return JSONResponse({"error": f"The body is not valid JSON ({error})."}, status_code=400)
+        try:
+            frame = frame_of(body, limits)
+            predictions = await batcher.predict(frame) if len(frame) else model.predict(frame, verbose=0)
+        except BadRequest as error:
+            return JSONResponse({"error": str(error)}, status_code=error.status)
+        except (ValueError, TypeError, KeyError) as error:
+            return JSONResponse({"error": " ".join(str(error).split())}, status_code=422)
+        except Exception as error:  # noqa: BLE001 - the server answers and keeps serving
+            return JSONResponse({"error": f"{type(error).__name__}: {error}"}, status_code=500)
+        return JSONResponse({"predictions": records(predictions)})
+
+    async def health(request):
+        return JSONResponse({"status": "ok", "uptime_s": round(time.time() - started, 1), "batches": batcher.batches})
+
+    async def describe(request):
+        return JSONResponse(metadata)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        model.predict([""], verbose=0)  # trace the prediction function before the first request
+        task = asyncio.create_task(batcher.run())
+        yield
+        task.cancel()
+        batcher.close()
+
+    return Starlette(routes=[Route("/predict", predict, methods=["POST"]), Route("/health", health),
+                             Route("/metadata", describe)], lifespan=lifespan)

@@ -1,0 +1,129 @@
+"""The `kerasbert` command: the console script as a subprocess (fit -> predict from stdin), the other commands
+and their bad inputs in-process through click's runner. Bad input ends in one `Error:` line, never a traceback."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kerasbert.cli import main
+from kerasbert.cli.model_commands import parameter_count
+from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.presets.registry import PRESETS
+
+SCRIPT = Path(sys.executable).with_name("kerasbert")
+
+
+def kerasbert(*arguments, stdin=None, cwd=None):
+    environment = {**os.environ, "KERAS_BACKEND": "tensorflow"}
+    return subprocess.run([str(SCRIPT), *map(str, arguments)], input=stdin, capture_output=True, text=True,
+                          cwd=cwd, env=environment)
+
+
+def test_fit_then_predict_from_stdin_as_a_subprocess(tiny_preset, uci_reviews, tmp_path):
+    train, test = uci_reviews
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.to_json(tmp_path / "test.jsonl", orient="records", lines=True)
+    fitted = kerasbert("fit", "train.csv", "--preset", tiny_preset, "--validation", "test.jsonl", "--batch-size", 8,
+                       "--output", "model.keras", "--report", "report", cwd=tmp_path)
+    assert fitted.returncode == 0, fitted.stderr[-3000:]
+    metrics = json.loads(fitted.stdout)  # stdout holds only the validation metrics; progress went to stderr
+    model = keras.saving.load_model(tmp_path / "model.keras")
+    assert metrics == pytest.approx(model.evaluate(test, verbose=0))
+    assert json.loads((tmp_path / "report" / "metrics.json").read_text()) == pytest.approx(metrics)
+
+    predicted = kerasbert("predict", tmp_path / "model.keras", stdin="a lovely film\nNA\n")
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    rows = [json.loads(line) for line in predicted.stdout.splitlines()]
+    expected = model.predict(["a lovely film", "NA"])  # "NA" stays a text
+    assert [row["text"] for row in rows] == ["a lovely film", "NA"]
+    assert [row["label"] for row in rows] == expected["label"].tolist()
+    np.testing.assert_allclose([row["probabilities"] for row in rows], np.stack(expected["probabilities"]), atol=1e-5)
+
+
+def test_help_shows_a_working_example_for_every_command():
+    for command in ("fit", "evaluate", "predict", "pretrain", "convert", "export", "presets", "serve"):
+        result = CliRunner().invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Example:" in result.output and "kerasbert " + command in result.output
+
+
+def test_predict_and_evaluate_files_in_process(tiny_classifier_file, uci_reviews, tmp_path):
+    test = uci_reviews[1]
+    test.to_parquet(tmp_path / "test.parquet")
+    result = CliRunner().invoke(main, ["predict", str(tiny_classifier_file), str(tmp_path / "test.parquet"),
+                                       "--output", str(tmp_path / "out.csv")])
+    assert result.exit_code == 0, result.output
+    written = pd.read_csv(tmp_path / "out.csv")
+    assert written.columns.tolist() == ["text", "label", "predicted_label", "score", "probabilities"]
+    assert written["text"].tolist() == test["text"].tolist() and written["label"].tolist() == test["label"].tolist()
+    model = keras.saving.load_model(tiny_classifier_file)
+    assert written["predicted_label"].tolist() == model.predict(test)["label"].tolist()
+
+    result = CliRunner().invoke(main, ["evaluate", str(tiny_classifier_file), str(tmp_path / "test.parquet")])
+    assert result.exit_code == 0 and json.loads(result.output) == pytest.approx(model.evaluate(test, verbose=0))
+
+
+def test_presets_lists_every_name_with_its_parameter_count():
+    result = CliRunner().invoke(main, ["presets"])
+    assert result.exit_code == 0
+    assert "bert_base_en_uncased" in result.output and "109,482,240" in result.output
+    assert len(result.output.splitlines()) == len(PRESETS) + 1
+    assert parameter_count(PRESETS["bert_large_en_uncased"]["config"]) == 335141888
+
+
+def test_convert_and_export(tiny_preset, tiny_classifier_file, tmp_path):
+    import transformers
+
+    result = CliRunner().invoke(main, ["convert", str(tiny_preset), str(tmp_path / "hf"), "--format", "hf"])
+    assert result.exit_code == 0, result.output
+    backbone = BertBackbone.from_preset(tiny_preset)
+    assert transformers.BertModel.from_pretrained(tmp_path / "hf").num_parameters() == backbone.count_params()
+    result = CliRunner().invoke(main, ["export", str(tiny_classifier_file), str(tmp_path / "savedmodel")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "savedmodel" / "saved_model.pb").is_file()
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["fit", "no_such_file.csv"], "No file 'no_such_file.csv', and no shipped data set of that name"),
+    (["fit", "uci_sentiment:dev"], "Dataset 'uci_sentiment' has no split 'dev'. Splits: train, test"),
+    (["fit", "uci_sentiment", "--preset", "no_such_preset"], "Unknown preset 'no_such_preset'"),
+    (["fit", "uci_sentiment", "--task", "translation"], "Invalid value for '--task'"),
+    (["fit", "uci_sentiment", "--task-arg", "text_column=review"], "Column 'review' not found"),
+    (["fit", "uci_sentiment", "--batch-size", "0"], "Invalid value for '--batch-size': 0 is not in the range x>=1"),
+    (["fit", "jane_austen"], "Cannot tell the task from the columns book, chapter, is_heading, text"),
+    (["predict", "no_such_model.keras", "-"], "no_such_model.keras: no such file"),
+])
+def test_bad_input_is_one_line_naming_the_problem(arguments, message):
+    result = CliRunner().invoke(main, arguments, input="")
+    assert result.exit_code != 0
+    assert message in result.output and "Traceback" not in result.output
+    assert len([line for line in result.output.splitlines() if line.startswith("Error")]) == 1
+
+
+def test_a_corrupt_model_file_is_named(tiny_classifier_file, tmp_path):
+    truncated = tmp_path / "truncated.keras"
+    truncated.write_bytes(tiny_classifier_file.read_bytes()[:5000])
+    result = CliRunner().invoke(main, ["predict", str(truncated), "-"], input="a text\n")
+    assert result.exit_code == 1
+    assert "is not a complete .keras file" in result.output and "Save the model again" in result.output
+
+
+def test_pretrain_writes_a_preset_that_fit_reads(tiny_preset, tmp_path):
+    from kerasbert.applications import BertClassifier
+    from kerasbert.data.shipped import load_dataset
+
+    chapters = load_dataset("jane_austen", "test")["text"].tolist()
+    (tmp_path / "austen.txt").write_text("\n".join(chapters[:60]), encoding="utf-8")
+    result = CliRunner().invoke(main, ["pretrain", str(tmp_path / "austen.txt"), "--preset", str(tiny_preset),
+                                       "--output", str(tmp_path / "austen_bert"), "--max-length", "32",
+                                       "--batch-size", "8", "--no-next-sentence"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "austen_bert" / "heads.safetensors").is_file()
+    assert BertClassifier.from_preset(tmp_path / "austen_bert", num_classes=2).backbone.num_layers == 1

@@ -1,0 +1,79 @@
+"""`kerasbert serve`'s app under a real uvicorn server on loopback, driven by a real HTTP client (httpx):
+predictions equal `predict`, concurrent requests are micro-batched, bad requests get 400/413/422 and the
+server keeps serving."""
+
+import concurrent.futures
+import socket
+import threading
+import time
+
+import httpx
+import keras
+import numpy as np
+import pytest
+import uvicorn
+
+from kerasbert.serving import ServingLimits, create_app
+
+
+@pytest.fixture(scope="module")
+def served(tiny_classifier_file):
+    """(base URL, model) of a server running in a thread of this process."""
+    model = keras.saving.load_model(tiny_classifier_file)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    limits = ServingLimits(max_inputs=8, max_chars=200, max_batch=16, max_wait_ms=20)
+    server = uvicorn.Server(uvicorn.Config(create_app(model, limits), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 60
+    while not server.started:
+        assert time.time() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", model
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_predictions_equal_predict_and_metadata_describes_the_model(served, uci_reviews):
+    url, model = served
+    texts = uci_reviews[1]["text"].tolist()[:6] + [""]
+    answer = httpx.post(f"{url}/predict", json=texts, timeout=60)
+    assert answer.status_code == 200
+    rows = answer.json()["predictions"]
+    expected = model.predict(texts)
+    assert [row["label"] for row in rows] == expected["label"].tolist()
+    np.testing.assert_allclose([row["probabilities"] for row in rows], np.stack(expected["probabilities"]), atol=1e-5)
+    assert httpx.post(f"{url}/predict", json={"inputs": [{"text": texts[0]}]}).json()["predictions"][0] == rows[0]
+
+    assert httpx.get(f"{url}/health").json()["status"] == "ok"
+    metadata = httpx.get(f"{url}/metadata").json()
+    assert metadata["task"] == "BertClassifier" and metadata["labels"] == ["0", "1"]
+    assert metadata["max_length"] == 64 and metadata["versions"]["keras"] == keras.__version__
+
+
+def test_concurrent_requests_share_batches(served, uci_reviews):
+    url, model = served
+    texts = uci_reviews[1]["text"].tolist()
+    batches_before = httpx.get(f"{url}/health").json()["batches"]
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda text: httpx.post(f"{url}/predict", json=[text], timeout=60), texts))
+    assert all(answer.status_code == 200 for answer in answers)
+    assert [answer.json()["predictions"][0]["label"] for answer in answers] == model.predict(texts)["label"].tolist()
+    assert httpx.get(f"{url}/health").json()["batches"] - batches_before < len(texts)
+
+
+@pytest.mark.parametrize("body, status, message", [
+    (b"{not json", 400, "not valid JSON"),
+    (b'["1", "2", "3", "4", "5", "6", "7", "8", "9"]', 413, "9 inputs in one request; the limit is 8"),
+    (b'["' + b"x" * 201 + b'"]', 413, "201 characters; the limit is 200"),
+    (b'{"texts": ["a"]}', 422, "Send a JSON list of inputs"),
+    (b"[1, 2]", 422, "Each input must be a text"),
+    (b'[{"review": "a"}]', 422, "Column 'text' not found"),
+])
+def test_bad_requests_are_answered_and_the_server_keeps_serving(served, body, status, message):
+    url, _ = served
+    answer = httpx.post(f"{url}/predict", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == status and message in answer.json()["error"]
+    assert httpx.post(f"{url}/predict", json=["still serving"]).status_code == 200
