@@ -24,7 +24,7 @@ import tensorflow as tf
 from kerasbert.applications.export_under_tensorflow import export_under_tensorflow
 from kerasbert.applications.model_function import ModelFunction
 from kerasbert.atomic_files import atomic_path
-from kerasbert.data.batching import make_batched_dataset
+from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.validation import check_count
 from kerasbert.layers.deferred_dense import DeferredDense
 from kerasbert.layers.initializers import weight_initializer
@@ -243,6 +243,7 @@ class Task(keras.Model):
         self.head = head
         self.default_compiled = False
         self.inference_function = None
+        self.packing_function = None
 
     # === Construction ===
 
@@ -357,7 +358,12 @@ class Task(keras.Model):
                 group_by_length=True, order=None, epochs=None):
         """`Prepared` data -> `tf.data.Dataset`. Training batches are shuffled and (unless
         `group_by_length=False`) grouped by length, one epoch (reshuffled per iteration) or the numbered
-        `epochs` back to back; other batches come in `order`, else the input order."""
+        `epochs` back to back; other batches come in `order`, else the input order. Inference batches in
+        a given `order` are `EagerBatches` (no tf.data pipeline to build) unless the task batches its own way."""
+        if order is not None and not with_labels and type(self).make_dataset is Task.make_dataset:
+            return EagerBatches(prepared.features, order, batch_size,
+                                max_length=self.sequence_length or self.backbone.max_sequence_length,
+                                pad_token_id=self.tokenizer.pad_token_id)
         return self.make_dataset(
             prepared,
             labels=prepared.labels if with_labels else None,
@@ -386,9 +392,16 @@ class Task(keras.Model):
         return np.argsort(self.example_lengths(prepared), kind="stable")
 
     def pack_texts(self, first, second=None):
-        """Tokenise and pack texts (or pairs) into ragged `token_ids`/`segment_ids`."""
-        texts = first if second is None else (first, second)
-        return ragged_from_padded(self.preprocessor(texts))
+        """Tokenise and pack texts (or pairs) into ragged `token_ids`/`segment_ids`, in one traced
+        TensorFlow function (run eagerly, the tokenizer's many small ops cost ~90 ms a call)."""
+        key = (self.sequence_length, second is None)
+        if self.packing_function is None or self.packing_function[0] != key:
+            def pack(*texts):
+                return ragged_from_padded(self.preprocessor(texts[0] if len(texts) == 1 else texts))
+
+            self.packing_function = (key, tf.function(pack, reduce_retracing=True))
+        texts = [first] if second is None else [first, second]
+        return self.packing_function[1](*[tf.constant(list(part), tf.string, shape=[len(part)]) for part in texts])
 
     # === Training ===
 
@@ -549,7 +562,8 @@ class Task(keras.Model):
         return in_input_order(self.outputs_of(dataset, verbose), order), prepared
 
     def outputs_of(self, dataset, verbose="auto"):
-        """The model's outputs for every batch of `dataset` (inputs only), concatenated as numpy.
+        """The model's outputs for every batch of `dataset` (inputs only: a `tf.data.Dataset` or
+        `EagerBatches`), concatenated as numpy.
 
         Runs on every backend (a `ModelFunction` traced once for all batch shapes), also for
         per-token outputs whose batches differ in length (padded with zeros to the longest).
@@ -558,7 +572,7 @@ class Task(keras.Model):
         if self.inference_function is None:
             self.inference_function = ModelFunction(self, lambda x: self(x, training=False))
         self.inference_function.trace(dataset.element_spec)
-        steps = int(dataset.cardinality())
+        steps = len(dataset)
         progress = keras.utils.Progbar(steps, verbose=progress_verbosity(verbose, steps))
         outputs = []
         for step, x in enumerate(dataset):

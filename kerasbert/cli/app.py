@@ -34,6 +34,9 @@ class OneLineErrors(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:  # `kerasbert presets | head`: the reader left; stop quietly as Unix tools do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(141) from None
         except Exception as error:  # noqa: BLE001 - every failure of a command becomes one line
             if os.environ.get(DEBUG_ENV):
                 raise

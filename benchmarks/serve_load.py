@@ -1,0 +1,150 @@
+"""Load on `kerasbert serve`: 1, 8 and 32 concurrent clients over loopback, against in-process batch predict.
+
+The server runs as the real command in its own process (`kerasbert serve MODEL`); each client posts one
+real UCI review per request, in a loop, for `--seconds`. Printed per client count: requests/s, texts/s,
+p50/p99 latency, errors (must be 0) and the server's resident memory at start and end. The reference is
+`predict` on the same texts in this process, in batches of the server's `--max-batch`; the target at 32
+clients is texts/s >= 80% of it. The machine header (CPU, flags, matmul rates) comes first.
+
+Run:
+    .venv/bin/python benchmarks/serve_load.py [MODEL.keras] [--seconds 20] [--clients 1 8 32]
+Without MODEL, all_minilm_l6_v2_en is fine-tuned for one epoch on 256 UCI reviews first (runs/serve_load.keras).
+"""
+
+import argparse
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from _timing import QUIET_ENV, REPO, markdown_table
+from matmul_ceiling import measure, report
+from run_all import header
+
+COMMAND = Path(sys.executable).with_name("kerasbert")
+
+
+def resident_mib(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def default_model():
+    import kerasbert as kb
+
+    path = REPO / "runs" / "serve_load.keras"
+    if not path.exists():
+        train = kb.data.load_dataset("uci_sentiment", "train").sample(256, random_state=0)[["text", "label"]]
+        classifier = kb.BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=128)
+        classifier.fit(train, epochs=1, batch_size=32, verbose=0)
+        path.parent.mkdir(exist_ok=True)
+        classifier.save(path)
+    return path
+
+
+async def load(url, texts, clients, seconds):
+    """Latencies (s) of successful requests and the error count, `clients` posting in a loop for `seconds`."""
+    latencies, errors = [], 0
+    stop = time.perf_counter() + seconds
+
+    async def client(offset):
+        nonlocal errors
+        async with httpx.AsyncClient(timeout=60) as session:
+            index = offset
+            while time.perf_counter() < stop:
+                started = time.perf_counter()
+                answer = await session.post(f"{url}/predict", json=[texts[index % len(texts)]])
+                if answer.status_code == 200:
+                    latencies.append(time.perf_counter() - started)
+                else:
+                    errors += 1
+                index += clients
+
+    await asyncio.gather(*(client(offset) for offset in range(clients)))
+    return latencies, errors
+
+
+def in_process_texts_per_second(model_path, texts, batch_size):
+    """Texts/s of `predict` in this process: one call on all texts (batches of `batch_size`, sorted by length
+    over the whole set), and one call per `batch_size` texts in their order (what a server batch holds)."""
+    import keras
+
+    import kerasbert  # noqa: F401 - registers the classes
+
+    model = keras.saving.load_model(model_path)
+    model.predict(texts[:batch_size], batch_size=batch_size, verbose=0)
+    started = time.perf_counter()
+    model.predict(texts, batch_size=batch_size, verbose=0)
+    whole = len(texts) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    for start in range(0, len(texts), batch_size):
+        model.predict(texts[start:start + batch_size], verbose=0)
+    return whole, len(texts) / (time.perf_counter() - started)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", nargs="?")
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--max-batch", type=int, default=32)
+    parser.add_argument("--max-wait-ms", type=float, default=5)
+    args = parser.parse_args()
+    print(header("benchmarks/serve_load.py " + " ".join(sys.argv[1:])))
+    print(report(measure((1024,), 3)))
+
+    import kerasbert as kb
+
+    texts = kb.data.load_dataset("uci_sentiment", "test")["text"].tolist()
+    model_path = Path(args.model) if args.model else default_model()
+    port = free_port()
+    server = subprocess.Popen([str(COMMAND), "serve", str(model_path), "--port", str(port), "--max-batch",
+                               str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms)],
+                              env={**os.environ, **QUIET_ENV}, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.5)
+        memory_at_start = resident_mib(server.pid)
+        rows = []
+        for clients in args.clients:
+            latencies, errors = asyncio.run(load(url, texts, clients, args.seconds))
+            rate = len(latencies) / args.seconds
+            rows.append([clients, f"{rate:.1f}", f"{rate:.1f}", f"{1000 * np.percentile(latencies, 50):.0f}",
+                         f"{1000 * np.percentile(latencies, 99):.0f}", errors])
+        memory_at_end = resident_mib(server.pid)
+    finally:
+        server.terminate()
+        server.wait(30)
+    whole, chunked = in_process_texts_per_second(model_path, texts, args.max_batch)
+    best = float(rows[-1][2])
+    print(f"\n## kerasbert serve under load ({model_path.name}, one UCI review per request, {args.seconds:.0f} s each, "
+          f"micro-batches of <= {args.max_batch} rows, <= {args.max_wait_ms} ms wait)\n")
+    print(markdown_table(["clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors"], rows))
+    print(f"\nserver resident memory: {memory_at_start:.0f} MiB at start, {memory_at_end:.0f} MiB at end")
+    print(f"in-process predict: {whole:.1f} texts/s in one call (all {len(texts)} texts, length-sorted batches of "
+          f"{args.max_batch}), {chunked:.1f} texts/s in calls of {args.max_batch} texts in order")
+    print(f"served at {args.clients[-1]} clients: {best:.1f} texts/s = {best / whole:.0%} of the one call, "
+          f"{best / chunked:.0%} of the calls of {args.max_batch} (target >= 80%)")
+
+
+if __name__ == "__main__":
+    main()
