@@ -23,6 +23,7 @@ from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.models.bert_backbone import tokenizer_settings
 from kerasbert.models.checkpoint_weights import assign_links, export_links, masked_lm_head_links
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
+from kerasbert.presets.model_card import model_card
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 MASKED_LM_HEAD_PREFIX = "cls.predictions."
@@ -77,7 +78,7 @@ def write_task_preset(task, folder, heads, task_config=None):
     """Write `task`'s backbone, vocabulary, head weights (HF names) and config as a kerasbert preset."""
     vocabulary, settings = tokenizer_settings(task.tokenizer)
     return write_kerasbert_folder(folder, task.backbone, vocabulary, settings,
-                                  task_config=task_config, heads=heads)
+                                  task_config=task_config, heads=heads, card=model_card(task))
 
 
 def check_keras_data(data, raw_hint, method):

@@ -13,6 +13,7 @@ import numpy as np
 
 from kerasbert.atomic_files import atomic_path, write_text_atomically
 from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
+from kerasbert.presets.model_card import model_card
 
 MANIFEST = "kerasbert.json"
 WEIGHTS = "model.weights.h5"
@@ -22,12 +23,13 @@ FORMAT_VERSION = 1
 
 
 def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None, task_config=None,
-                           heads=None):
+                           heads=None, card=None):
     """Save `model`'s config and weights, and the vocabulary, into `folder`.
 
     `model` is any Keras model whose `get_config()` holds the backbone arguments (the
     backbone itself, or a task's backbone). `heads`: task head weights, a dict of HF names
-    -> arrays in torch layout (a folder saved without heads loses any it held before).
+    -> arrays in torch layout (a folder saved without heads loses any it held before). `card`: the
+    `README.md` text (default: `model_card(model)`).
 
     Example:
     >>> write_kerasbert_folder("my_bert", backbone, tokenizer.get_vocabulary(), {"lowercase": True})
@@ -57,6 +59,7 @@ def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None
             save_file({name: np.ascontiguousarray(value) for name, value in heads.items()}, str(temporary))
     else:
         (folder / HEADS).unlink(missing_ok=True)
+    write_text_atomically(folder / "README.md", card or model_card(model))
     write_text_atomically(folder / MANIFEST, json.dumps(manifest, indent=2))
     return folder
 

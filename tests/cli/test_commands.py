@@ -126,4 +126,6 @@ def test_pretrain_writes_a_preset_that_fit_reads(tiny_preset, tmp_path):
                                        "--batch-size", "8", "--no-next-sentence"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "austen_bert" / "heads.safetensors").is_file()
+    card = (tmp_path / "austen_bert" / "README.md").read_text()  # save_to_preset writes the model card
+    assert card.startswith("# BertPretrainer") and "1 layers, hidden 16" in card and "## Versions" in card
     assert BertClassifier.from_preset(tmp_path / "austen_bert", num_classes=2).backbone.num_layers == 1

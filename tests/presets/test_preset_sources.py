@@ -93,7 +93,7 @@ def test_kerasbert_preset_round_trip(minilm_path, tmp_path, tiny_config, tiny_in
     vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + vocabulary
     tokenizer = BertTokenizer(vocabulary=vocabulary, lowercase=False)
     folder = backbone.save_to_preset(tmp_path / "preset", tokenizer=tokenizer)
-    assert {p.name for p in folder.iterdir()} == {"kerasbert.json", "model.weights.h5", "vocab.txt"}
+    assert {p.name for p in folder.iterdir()} == {"kerasbert.json", "model.weights.h5", "vocab.txt", "README.md"}
 
     reloaded = BertBackbone.from_preset(str(folder))
     assert reloaded.normalize_first and reloaded.activation == "gelu_approximate"
