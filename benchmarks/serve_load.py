@@ -2,9 +2,11 @@
 
 The server runs as the real command in its own process (`kerasbert serve MODEL`); each client posts one
 real UCI review per request, in a loop, for `--seconds`. Printed per client count: requests/s, texts/s,
-p50/p99 latency, errors (must be 0) and the server's resident memory at start and end. The reference is
-`predict` on the same texts in this process, in batches of the server's `--max-batch`; the target at 32
-clients is texts/s >= 80% of it. The machine header (CPU, flags, matmul rates) comes first.
+p50/p99 latency, errors (must be 0), the cores the server and the clients kept busy (both share
+this machine) and the server's resident memory at start and end; 3 s of load first trace the batch shapes.
+The references are `predict` on the same texts in this process: in one call (length-sorted over all texts),
+and in calls of the server's `--max-batch` texts in their order, as a server micro-batch holds them; the
+target at 32 clients is texts/s >= 80% of it. The machine header (CPU, flags, matmul rates) comes first.
 
 Run:
     .venv/bin/python benchmarks/serve_load.py [MODEL.keras] [--seconds 20] [--clients 1 8 32]
@@ -22,7 +24,6 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-
 from _timing import QUIET_ENV, REPO, markdown_table
 from matmul_ceiling import measure, report
 from run_all import header
@@ -35,6 +36,12 @@ def resident_mib(pid):
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port():
@@ -78,9 +85,10 @@ async def load(url, texts, clients, seconds):
     return latencies, errors
 
 
-def in_process_texts_per_second(model_path, texts, batch_size):
+def in_process_texts_per_second(model_path, texts, batch_size, model_batch):
     """Texts/s of `predict` in this process: one call on all texts (batches of `batch_size`, sorted by length
-    over the whole set), and one call per `batch_size` texts in their order (what a server batch holds)."""
+    over the whole set), and one call per `batch_size` texts in their order (what a server micro-batch holds),
+    predicted in length-sorted batches of `model_batch` as the server does."""
     import keras
 
     import kerasbert  # noqa: F401 - registers the classes
@@ -92,7 +100,7 @@ def in_process_texts_per_second(model_path, texts, batch_size):
     whole = len(texts) / (time.perf_counter() - started)
     started = time.perf_counter()
     for start in range(0, len(texts), batch_size):
-        model.predict(texts[start:start + batch_size], verbose=0)
+        model.predict(texts[start:start + batch_size], batch_size=model_batch, verbose=0)
     return whole, len(texts) / (time.perf_counter() - started)
 
 
@@ -103,6 +111,7 @@ def main():
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--max-batch", type=int, default=32)
     parser.add_argument("--max-wait-ms", type=float, default=5)
+    parser.add_argument("--model-batch", type=int, default=8)
     args = parser.parse_args()
     print(header("benchmarks/serve_load.py " + " ".join(sys.argv[1:])))
     print(report(measure((1024,), 3)))
@@ -113,7 +122,8 @@ def main():
     model_path = Path(args.model) if args.model else default_model()
     port = free_port()
     server = subprocess.Popen([str(COMMAND), "serve", str(model_path), "--port", str(port), "--max-batch",
-                               str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms)],
+                               str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
+                               "--model-batch", str(args.model_batch)],
                               env={**os.environ, **QUIET_ENV}, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -124,24 +134,31 @@ def main():
             except httpx.TransportError:
                 time.sleep(0.5)
         memory_at_start = resident_mib(server.pid)
+        asyncio.run(load(url, texts, max(args.clients), 3))  # warm-up: trace the batch shapes, not counted
         rows = []
         for clients in args.clients:
+            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
             latencies, errors = asyncio.run(load(url, texts, clients, args.seconds))
+            server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
             rate = len(latencies) / args.seconds
             rows.append([clients, f"{rate:.1f}", f"{rate:.1f}", f"{1000 * np.percentile(latencies, 50):.0f}",
-                         f"{1000 * np.percentile(latencies, 99):.0f}", errors])
+                         f"{1000 * np.percentile(latencies, 99):.0f}", errors, f"{server_cpu / args.seconds:.2f}",
+                         f"{client_cpu / args.seconds:.2f}"])
         memory_at_end = resident_mib(server.pid)
     finally:
         server.terminate()
         server.wait(30)
-    whole, chunked = in_process_texts_per_second(model_path, texts, args.max_batch)
+    whole, chunked = in_process_texts_per_second(model_path, texts, args.max_batch, args.model_batch)
     best = float(rows[-1][2])
     print(f"\n## kerasbert serve under load ({model_path.name}, one UCI review per request, {args.seconds:.0f} s each, "
-          f"micro-batches of <= {args.max_batch} rows, <= {args.max_wait_ms} ms wait)\n")
-    print(markdown_table(["clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors"], rows))
+          f"micro-batches of <= {args.max_batch} rows, <= {args.max_wait_ms} ms wait, model batches of "
+          f"{args.model_batch})\n")
+    print(markdown_table(["clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors", "server cores",
+                          "client cores"], rows))
     print(f"\nserver resident memory: {memory_at_start:.0f} MiB at start, {memory_at_end:.0f} MiB at end")
     print(f"in-process predict: {whole:.1f} texts/s in one call (all {len(texts)} texts, length-sorted batches of "
-          f"{args.max_batch}), {chunked:.1f} texts/s in calls of {args.max_batch} texts in order")
+          f"{args.max_batch}), {chunked:.1f} texts/s in calls of {args.max_batch} texts in order (model batches of "
+          f"{args.model_batch})")
     print(f"served at {args.clients[-1]} clients: {best:.1f} texts/s = {best / whole:.0%} of the one call, "
           f"{best / chunked:.0%} of the calls of {args.max_batch} (target >= 80%)")
 

@@ -6,6 +6,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications import metrics
+from kerasbert.applications.fit_arguments import check_rate
 from kerasbert.applications.task import Prepared, Task, task_outputs
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
@@ -74,6 +75,7 @@ class BertClassifier(Task):
         head=None,
         **kwargs,
     ):
+        check_rate("dropout", dropout)
         encoder = LabelEncoder(labels=labels, problem_type=problem_type)
         num_classes = resolve_num_classes(num_classes, encoder, has_head=head is not None)
 
@@ -164,6 +166,33 @@ class BertClassifier(Task):
         if self.problem_type not in ("binary", "multiclass"):
             raise ValueError('class_weight="balanced" needs single-label classification.')
         return self.label_encoder.class_weight("balanced")
+
+    def class_weight_by_index(self, class_weight):
+        """`{label: weight}` (label names, or class indices 0..n-1) -> Keras' `{index: weight}`.
+
+        Example:
+        >>> classifier.fit(df, class_weight={"spam": 5.0, "ham": 1.0})
+        """
+        if self.problem_type not in ("binary", "multiclass"):
+            raise ValueError("class_weight needs single-label classification; this classifier is "
+                             f"{self.problem_type!r}.")
+        if not isinstance(class_weight, dict):
+            raise TypeError(f'class_weight must be a dict of label -> weight or "balanced", got '
+                            f"{type(class_weight).__name__} {class_weight!r}.")
+        labels = list(self.labels)
+        by_index = {}
+        for key, weight in class_weight.items():
+            if key in labels:
+                index = labels.index(key)
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(labels):
+                index = int(key)
+            else:
+                raise ValueError(f"class_weight has the key {key!r}, which is not a label; the labels are {labels} "
+                                 f"(or their indices 0..{len(labels) - 1}).")
+            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) or not weight >= 0:
+                raise ValueError(f"class_weight[{key!r}] must be a number >= 0, got {weight!r}.")
+            by_index[index] = float(weight)
+        return by_index
 
     # === Training ===
 

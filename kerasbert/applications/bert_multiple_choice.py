@@ -8,6 +8,7 @@ from keras import ops
 
 from kerasbert.applications import metrics
 from kerasbert.applications.bert_classifier import softmax
+from kerasbert.applications.fit_arguments import check_rate
 from kerasbert.applications.task import Prepared, Task, task_outputs
 from kerasbert.data.choice_batching import make_choice_dataset
 from kerasbert.data.validation import (
@@ -72,6 +73,7 @@ class BertMultipleChoice(Task):
         head=None,
         **kwargs,
     ):
+        check_rate("dropout", dropout)
         if num_choices is not None and (not isinstance(num_choices, (int, np.integer)) or num_choices < 2):
             raise ValueError(
                 f"num_choices must be an int of at least 2, or None for any number; got {num_choices!r}."

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.applications.fit_arguments import check_rate
 from kerasbert.applications.task import Prepared, Task, task_outputs
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
 from kerasbert.data.validation import check_count, to_dataframe, validate_text_columns, validate_token_columns
@@ -72,6 +73,7 @@ class BertTokenClassifier(Task):
         head=None,
         **kwargs,
     ):
+        check_rate("dropout", dropout)
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels, has_head=head is not None)
 

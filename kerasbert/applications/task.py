@@ -22,6 +22,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications.export_under_tensorflow import export_under_tensorflow
+from kerasbert.applications.fit_arguments import check_callbacks, check_learning_rate, check_seed, split_for_validation
 from kerasbert.applications.model_function import ModelFunction
 from kerasbert.atomic_files import atomic_path
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
@@ -80,7 +81,11 @@ def is_raw(data):
 def check_run_arguments(data, batch_size, epochs=1):
     """TypeError/ValueError for no data, or a `batch_size`/`epochs` that is not a positive int."""
     if data is None:
-        raise TypeError("No data was given: pass a DataFrame, a list or Series of texts, one text, or a tf.data.Dataset.")
+        raise TypeError("No data was given: pass a DataFrame, a list or Series of texts, one text, "
+                        "or a tf.data.Dataset.")
+    if isinstance(data, (bool, int, float, complex, bytes, np.number)):
+        raise TypeError(f"Cannot read {type(data).__name__} {data!r} as data: pass a DataFrame, a list or Series of "
+                        "texts, one text, or a tf.data.Dataset.")
     if batch_size is not None:
         check_count("batch_size", batch_size)
     check_count("epochs", epochs)
@@ -339,6 +344,11 @@ class Task(keras.Model):
     def balanced_class_weight(self, prepared):
         raise ValueError(f'{type(self).__name__} does not support class_weight="balanced".')
 
+    def class_weight_by_index(self, class_weight):
+        """A user's `class_weight` dict as Keras takes it (class index -> weight)."""
+        raise ValueError(f"{type(self).__name__} does not support class_weight; weight rows with "
+                         "sample weights of a tf.data.Dataset instead.")
+
     def default_metrics(self):
         return []
 
@@ -446,6 +456,9 @@ class Task(keras.Model):
         >>> classifier.fit(train_df, epochs=3, backup_dir="sentiment_backup")
         """
         check_run_arguments(x, batch_size, epochs)
+        check_learning_rate(learning_rate)
+        check_seed(seed)
+        check_callbacks(kwargs.get("callbacks"))
         backup = None if backup_dir is None else TrainingBackup(backup_dir)
         with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
@@ -477,6 +490,8 @@ class Task(keras.Model):
         if y is not None:
             raise ValueError("With a DataFrame, labels come from its label column; do not pass `y`.")
         batch_size = batch_size or DEFAULT_BATCH_SIZE
+        if kwargs.get("validation_split"):
+            x, validation_data = split_for_validation(x, kwargs.pop("validation_split"), validation_data)
         prepared = self.prepare(x, with_labels=True, training=True)
         check_batches_split_evenly(len(self.example_lengths(prepared)), batch_size, model=self)
         if is_raw(validation_data):
@@ -490,6 +505,8 @@ class Task(keras.Model):
                                            order=self.length_order(validation))
         if kwargs.get("class_weight") == "balanced":
             kwargs["class_weight"] = self.balanced_class_weight(prepared)
+        elif kwargs.get("class_weight") is not None:
+            kwargs["class_weight"] = self.class_weight_by_index(kwargs["class_weight"])
         if "steps_per_epoch" in kwargs:
             raise ValueError("With a DataFrame, fit trains on whole epochs: leave out steps_per_epoch, or pass a "
                              "tf.data.Dataset.")

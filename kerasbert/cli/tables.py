@@ -51,14 +51,28 @@ def read_file(path):
     suffixes = [s for s in path.suffixes if s != ".gz"]
     suffix = suffixes[-1].lower() if suffixes else ""
     if suffix in (".csv", ".tsv"):
-        frame = pd.read_csv(path, sep="," if suffix == ".csv" else "\t", keep_default_na=False, na_values=[""],
-                            quoting=csv.QUOTE_MINIMAL if suffix == ".csv" else csv.QUOTE_NONE)
+        options = {"sep": "," if suffix == ".csv" else "\t",
+                   "quoting": csv.QUOTE_MINIMAL if suffix == ".csv" else csv.QUOTE_NONE}
+        try:
+            check_unique_header(path, pd.read_csv(path, header=None, nrows=1, dtype=str, **options))
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{path} is empty; it needs a header row naming the columns, e.g. text,label.") from None
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], **options)
         return with_list_columns(frame)
     if suffix in (".jsonl", ".json"):
         return read_json(path, lines=suffix == ".jsonl")
     if suffix == ".parquet":
         return read_parquet(path)
     raise ValueError(f"{path}: unknown file type {suffix or '(no suffix)'!r}. Use one of {', '.join(SUFFIXES)}.")
+
+
+def check_unique_header(path, first_row):
+    """pandas renames a repeated column `text` to `text.1`: refuse the file instead, naming the column."""
+    names = [str(name) for name in first_row.iloc[0].tolist()] if len(first_row) else []
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{path} has more than one column named {', '.join(map(repr, repeated))}; "
+                         "rename or drop the extra ones so each column has one name.")
 
 
 def read_json(path, lines):

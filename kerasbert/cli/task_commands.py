@@ -66,6 +66,22 @@ def load_task(path):
     return load(path)
 
 
+def prepare_output_folder(output, suffix):
+    """Refuse an output name without `suffix` and create its folder, before any training: a run must not
+    end in an error for a path that could be checked first."""
+    from pathlib import Path
+
+    path = Path(output)
+    if path.suffix != suffix:
+        raise click.BadParameter(f"{output!r} does not end in {suffix}; name the file e.g. model{suffix}.",
+                                 param_hint="--output")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise click.BadParameter(f"cannot create the folder of {output!r} ({error.strerror}).",
+                                 param_hint="--output") from None
+
+
 def echo_json(results):
     click.echo(json.dumps(results, indent=2, default=float))
 
@@ -101,6 +117,7 @@ def fit(data, task, preset, validation_source, epochs, batch_size, max_length, l
     """
     import kerasbert.applications as applications
 
+    prepare_output_folder(output, ".keras")
     train = read_table(data)
     validation = read_table(validation_source) if validation_source else None
     task = task or infer_task(train.columns)

@@ -159,7 +159,7 @@ def validate_label_values(labels, *, name="label", problem_type=None):
             "or None to infer it from the labels."
         )
     if len(labels) == 0:
-        raise ValueError(f"Label column {name!r} has no rows; there is nothing to learn from.")
+        raise ValueError(f"Label column {name!r} has no rows; give at least one labelled row.")
     _raise_on_missing(labels, name)
     kinds = [_label_kind(value) for value in labels.tolist()]
     kind = _single_kind(labels, kinds, name)

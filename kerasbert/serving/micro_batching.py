@@ -1,8 +1,9 @@
 """Micro-batching: requests that arrive together are predicted in one batch.
 
-Each request waits at most `max_wait_ms` for others to join it, and a batch holds at most `max_batch`
-rows; the model runs in one worker thread, so while it works the next batch gathers. A batch that fails
-is predicted request by request, so that one bad request gets its error and the others their answers.
+A batch holds at most `max_batch` rows. When the model is idle, a request waits at most `max_wait_ms` for
+others to join it; while the model works (in one worker thread), the next batch gathers until it is free.
+A batch that fails is predicted request by request, so that one bad request gets its error and the others
+their answers.
 
 Example:
 >>> batcher = MicroBatcher(model.predict, max_batch=32, max_wait_ms=5)
@@ -37,23 +38,44 @@ class MicroBatcher:
     async def run(self):
         """Form and predict batches until cancelled."""
         self.queue = asyncio.Queue()
+        running = None
         while True:
-            requests = [await self.queue.get()]
-            rows = len(requests[0][0])
-            deadline = asyncio.get_running_loop().time() + self.max_wait
+            requests = await self.gather(running)
+            running = asyncio.create_task(self.answer(requests))
+
+    async def gather(self, running):
+        """The next batch: requests that come within `max_wait` of the first, and while `running` (the batch
+        being predicted) is still busy, every request that comes until it is done, up to `max_batch` rows.
+        So the model never idles while requests wait, and requests that come during a prediction share
+        the next one."""
+        loop = asyncio.get_running_loop()
+        requests = [await self.queue.get()]
+        rows = len(requests[0][0])
+        deadline = loop.time() + self.max_wait
+        getter = None
+        try:
             while rows < self.max_batch:
-                try:
-                    requests.append(self.queue.get_nowait())
-                except asyncio.QueueEmpty:
-                    remaining = deadline - asyncio.get_running_loop().time()
-                    if remaining <= 0:
-                        break
-                    try:
-                        requests.append(await asyncio.wait_for(self.queue.get(), remaining))
-                    except TimeoutError:
-                        break
-                rows += len(requests[-1][0])
-            await self.answer(requests)
+                busy = running is not None and not running.done()
+                remaining = deadline - loop.time()
+                if remaining <= 0 and not busy:
+                    break
+                getter = getter or asyncio.ensure_future(self.queue.get())
+                waiting = {getter, running} if busy else {getter}
+                done, _ = await asyncio.wait(waiting, timeout=None if busy else remaining,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    requests.append(getter.result())
+                    rows += len(requests[-1][0])
+                    getter = None
+                elif not busy:  # the wait timed out
+                    break
+        finally:
+            if getter is not None:
+                if getter.done() and not getter.cancelled():
+                    requests.append(getter.result())
+                else:
+                    getter.cancel()
+        return requests
 
     async def answer(self, requests):
         loop = asyncio.get_running_loop()

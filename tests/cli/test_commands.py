@@ -107,6 +107,18 @@ def test_bad_input_is_one_line_naming_the_problem(arguments, message):
     assert len([line for line in result.output.splitlines() if line.startswith("Error")]) == 1
 
 
+@pytest.mark.parametrize("content, output, message", [
+    ("text,text,label\na,b,pos\n", "model.keras", "has more than one column named 'text'"),
+    ("", "model.keras", "is empty; it needs a header row"),
+    ("text,label\na,pos\nb,neg\n", "model.h5", "model.h5' does not end in .keras"),
+])
+def test_bad_files_are_named_before_any_model_is_built(tmp_path, content, output, message):
+    (tmp_path / "data.csv").write_text(content)
+    result = CliRunner().invoke(main, ["fit", str(tmp_path / "data.csv"), "--preset", "no_such_preset",
+                                       "--output", str(tmp_path / output)])
+    assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+
+
 def test_a_corrupt_model_file_is_named(tiny_classifier_file, tmp_path):
     truncated = tmp_path / "truncated.keras"
     truncated.write_bytes(tiny_classifier_file.read_bytes()[:5000])

@@ -66,6 +66,7 @@ def test_concurrent_requests_share_batches(served, uci_reviews):
 
 @pytest.mark.parametrize("body, status, message", [
     (b"{not json", 400, "not valid JSON"),
+    (b"[" * 5000 + b"]" * 5000, 400, "nests JSON lists or objects too deeply"),
     (b'["1", "2", "3", "4", "5", "6", "7", "8", "9"]', 413, "9 inputs in one request; the limit is 8"),
     (b'["' + b"x" * 201 + b'"]', 413, "201 characters; the limit is 200"),
     (b'{"texts": ["a"]}', 422, "Send a JSON list of inputs"),
