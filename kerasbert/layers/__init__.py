@@ -4,7 +4,10 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
+from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.heads import MaskedLMHead, NSPHead
+from kerasbert.layers.lora import LowRankUpdate
+from kerasbert.layers.scalar_mix import ScalarMix

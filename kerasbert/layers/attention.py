@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from kerasbert.layers.initializers import weight_initializer
+from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, LowRankUpdate
 
 
 def merge_masks(padding_mask=None, attention_mask=None):
@@ -51,6 +52,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         num_heads: number of attention heads; `hidden_dim` must divide evenly.
         attention_dropout: dropout on the attention probabilities.
         initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
+        lora_rank, lora_alpha, lora_targets, lora_dropout: LoRA updates (`LowRankUpdate`) on the
+            projections named in `lora_targets` among "query", "key", "value", "attention_output"
+            (others are the block's); none without `lora_rank`.
 
     Call args:
         x: `[batch, T, hidden_dim]`.
@@ -64,11 +68,17 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     (1, 4, 8)
     """
 
-    def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, **kwargs):
+    def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, lora_rank=None, lora_alpha=None,
+                 lora_targets=DEFAULT_LORA_TARGETS, lora_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.attention_dropout = attention_dropout
         self.initializer_range = initializer_range
+        self.lora_rank = lora_rank
+        self.lora_alpha = lora_alpha
+        self.lora_targets = tuple(lora_targets)
+        self.lora_dropout = lora_dropout
+        self.lora = {}  # target name -> LowRankUpdate, made in build
         self.dropout_layer = keras.layers.Dropout(attention_dropout, dtype=self.dtype_policy)
 
     def build(self, input_shape):
@@ -91,6 +101,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             dtype=self.dtype_policy, name="output_dense",
         )
         self.output_dense.build(input_shape)
+        self.lora = {}
+        if self.lora_rank:
+            for target in ("query", "key", "value", "attention_output"):
+                if target in self.lora_targets:
+                    self.lora[target] = LowRankUpdate(hidden_dim, self.lora_rank, self.lora_alpha, self.lora_dropout,
+                                                      dtype=self.dtype_policy, name=f"lora_{target}")
+                    self.lora[target].build(input_shape)
         self.built = True
 
     def split_heads(self, x):
@@ -115,6 +132,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return_attention_scores=False, training=None,
     ):
         query, key, value = ops.split(self.qkv_dense(x), 3, axis=-1)
+        if self.lora:
+            query, key, value = (part + self.lora[name](x, training=training) if name in self.lora else part
+                                 for name, part in zip(("query", "key", "value"), (query, key, value)))
         query, key, value = self.split_heads(query), self.split_heads(key), self.split_heads(value)
 
         scores = self.attention_scores(query, key)
@@ -126,7 +146,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
         context = ops.transpose(ops.matmul(dropped, value), (0, 2, 1, 3))
         batch, length = ops.shape(context)[0], ops.shape(context)[1]
-        output = self.output_dense(ops.reshape(context, (batch, length, self.hidden_dim)))
+        context = ops.reshape(context, (batch, length, self.hidden_dim))
+        output = self.output_dense(context)
+        if "attention_output" in self.lora:
+            output = output + self.lora["attention_output"](context, training=training)
         if return_attention_scores:
             return output, probabilities
         return output
@@ -144,6 +167,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 "num_heads": self.num_heads,
                 "attention_dropout": self.attention_dropout,
                 "initializer_range": self.initializer_range,
+                "lora_rank": self.lora_rank,
+                "lora_alpha": self.lora_alpha,
+                "lora_targets": list(self.lora_targets),
+                "lora_dropout": self.lora_dropout,
             }
         )
         return config

@@ -3,32 +3,11 @@
 import keras
 from keras import ops
 
+from kerasbert.layers.activations import get_activation
+from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention, attention_output_spec
 from kerasbert.layers.initializers import weight_initializer
-
-# HF `hidden_act` names and their exact keras equivalents.
-ACTIVATIONS = {
-    "gelu": lambda x: keras.activations.gelu(x, approximate=False),
-    "gelu_approximate": lambda x: keras.activations.gelu(x, approximate=True),
-    "relu": keras.activations.relu,
-    "silu": keras.activations.silu,
-}
-
-
-def get_activation(name):
-    """Look up an activation by name: "gelu" (exact erf), "gelu_approximate" (tanh), "relu", "silu".
-
-    Example:
-    >>> float(get_activation("gelu")(ops.array(1.0)))  # doctest: +ELLIPSIS
-    0.841...
-    """
-    if name not in ACTIVATIONS:
-        raise ValueError(
-            f"Unknown activation {name!r}; use one of {sorted(ACTIVATIONS)} "
-            "(\"gelu\" is the exact erf GELU of HF checkpoints, \"gelu_approximate\" the tanh "
-            "form of the original Google BERT)."
-        )
-    return ACTIVATIONS[name]
+from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, LowRankUpdate
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -54,6 +33,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon: LayerNorm epsilon.
         normalize_first: pre-LN instead of BERT's post-LN.
         initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
+        adapter_size: Houlsby adapters (`Adapter`) of this width after the attention and the feed-forward
+            outputs (None: none).
+        lora_rank, lora_alpha, lora_targets, lora_dropout: LoRA updates (`LowRankUpdate`) on the
+            projections in `lora_targets` ("query", "key", "value", "attention_output", "intermediate",
+            "output"; default query and value, as peft); none without `lora_rank`.
 
     Example:
     >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
@@ -72,6 +56,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon=1e-12,
         normalize_first=False,
         initializer_range=0.02,
+        adapter_size=None,
+        lora_rank=None,
+        lora_alpha=None,
+        lora_targets=DEFAULT_LORA_TARGETS,
+        lora_dropout=0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -84,6 +73,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.normalize_first = normalize_first
         self.initializer_range = initializer_range
+        self.adapter_size = adapter_size
+        self.lora_rank = lora_rank
+        self.lora_alpha = lora_alpha
+        self.lora_targets = tuple(lora_targets)
+        self.lora_dropout = lora_dropout
+        self.attention_adapter = self.output_adapter = None  # set by build_parameter_efficient_parts
+        self.lora = {}
 
     def build(self, input_shape):
         hidden_dim = input_shape[-1]
@@ -98,7 +94,28 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.intermediate_dense.build(input_shape)
         self.output_dense.build(tuple(input_shape[:-1]) + (self.intermediate_dense.units,))
         self.output_layer_norm.build(input_shape)
+        self.build_parameter_efficient_parts(input_shape)
         self.built = True
+
+    def build_parameter_efficient_parts(self, input_shape):
+        """The adapters and the feed-forward's LoRA updates the constructor asked for (none by default)."""
+        self.attention_adapter = self.output_adapter = None
+        if self.adapter_size:
+            self.attention_adapter = Adapter(self.adapter_size, initializer_range=self.initializer_range,
+                                             dtype=self.dtype_policy, name="attention_adapter")
+            self.output_adapter = Adapter(self.adapter_size, initializer_range=self.initializer_range,
+                                          dtype=self.dtype_policy, name="output_adapter")
+            self.attention_adapter.build(input_shape)
+            self.output_adapter.build(input_shape)
+        self.lora = {}
+        if self.lora_rank:
+            widths = {"intermediate": (input_shape, self.intermediate_dense.units),
+                      "output": (tuple(input_shape[:-1]) + (self.intermediate_dense.units,), input_shape[-1])}
+            for target, (shape, units) in widths.items():
+                if target in self.lora_targets:
+                    self.lora[target] = LowRankUpdate(units, self.lora_rank, self.lora_alpha, self.lora_dropout,
+                                                      dtype=self.dtype_policy, name=f"lora_{target}")
+                    self.lora[target].build(shape)
 
     def make_attention(self):
         """The self-attention sub-layer (built by `build`); override to swap it.
@@ -111,7 +128,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         """
         return MultiHeadSelfAttention(
             self.num_heads, self.attention_dropout, self.initializer_range,
-            dtype=self.dtype_policy, name="attention",
+            lora_rank=self.lora_rank, lora_alpha=self.lora_alpha, lora_targets=self.lora_targets,
+            lora_dropout=self.lora_dropout, dtype=self.dtype_policy, name="attention",
         )
 
     def make_feed_forward(self, hidden_dim):
@@ -135,9 +153,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
         return ops.cast(layer_norm(x), self.compute_dtype)
 
     def feed_forward(self, x, training=None):
-        """Dense(intermediate) -> activation -> Dense(hidden) -> dropout."""
-        x = self.activation_fn(self.intermediate_dense(x))
-        return self.dropout_layer(self.output_dense(x), training=training)
+        """Dense(intermediate) -> activation -> Dense(hidden) -> dropout (plus LoRA updates if enabled)."""
+        intermediate = self.intermediate_dense(x)
+        if "intermediate" in self.lora:
+            intermediate = intermediate + self.lora["intermediate"](x, training=training)
+        x = self.activation_fn(intermediate)
+        output = self.output_dense(x)
+        if "output" in self.lora:
+            output = output + self.lora["output"](x, training=training)
+        return self.dropout_layer(output, training=training)
 
     def call(
         self, x, padding_mask=None, attention_mask=None,
@@ -152,14 +176,20 @@ class TransformerEncoderBlock(keras.layers.Layer):
         )
         if return_attention_scores:
             attended, scores = attended
-        x = residual + self.dropout_layer(attended, training=training)
+        attended = self.dropout_layer(attended, training=training)
+        if self.attention_adapter is not None:
+            attended = self.attention_adapter(attended)
+        x = residual + attended
         if not self.normalize_first:
             x = self.normalize(self.attention_layer_norm, x)
 
         residual = x
         if self.normalize_first:
             x = self.normalize(self.output_layer_norm, x)
-        x = residual + self.feed_forward(x, training=training)
+        transformed = self.feed_forward(x, training=training)
+        if self.output_adapter is not None:
+            transformed = self.output_adapter(transformed)
+        x = residual + transformed
         if not self.normalize_first:
             x = self.normalize(self.output_layer_norm, x)
 
@@ -184,6 +214,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "normalize_first": self.normalize_first,
                 "initializer_range": self.initializer_range,
+                "adapter_size": self.adapter_size,
+                "lora_rank": self.lora_rank,
+                "lora_alpha": self.lora_alpha,
+                "lora_targets": list(self.lora_targets),
+                "lora_dropout": self.lora_dropout,
             }
         )
         return config

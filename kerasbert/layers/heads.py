@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerasbert.layers.encoder_block import get_activation
+from kerasbert.layers.activations import get_activation
 from kerasbert.layers.initializers import weight_initializer
 
 

@@ -5,9 +5,20 @@ import keras
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.initializers import weight_initializer
+from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, check_lora_targets
 from kerasbert.models.checkpoint_weights import apply_checkpoint, export_hf_weights
 from kerasbert.models.hf_expressible import check_hf_expressible
-from kerasbert.models.layout_map import backbone_weight_shapes, bert_layout_map, check_layouts_fit
+from kerasbert.models.layout_map import (
+    backbone_weight_shapes,
+    bert_layout_map,
+    check_layouts_fit,
+)
+from kerasbert.models.parameter_efficient import (
+    copy_weights_by_path,
+    is_parameter_efficient,
+    merge_lora_weights,
+    parameter_efficient_arguments,
+)
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
@@ -77,6 +88,9 @@ class BertBackbone(keras.Model):
         encoder_block: a `TransformerEncoderBlock` subclass (or its registered name);
             subclasses take the same constructor arguments.
         output_hidden_states: also output every layer's hidden states.
+        adapter_size: Houlsby adapters of this width in every block (see `Adapter`); None: none.
+        lora_rank, lora_alpha, lora_targets, lora_dropout: LoRA updates in every block (see
+            `LowRankUpdate`); None rank: none. Task models set these with `fine_tuning=`.
         output_attentions: also output every layer's attention probabilities, `"attentions"`: a
             list of `[batch, heads, T, T]` float32 (HF `output_attentions`), e.g. for probing:
             `BertBackbone.from_preset("all_minilm_l6_v2_en", output_attentions=True)`.
@@ -110,10 +124,18 @@ class BertBackbone(keras.Model):
         encoder_block=TransformerEncoderBlock,
         output_hidden_states=False,
         output_attentions=False,
+        adapter_size=None,
+        lora_rank=None,
+        lora_alpha=None,
+        lora_targets=DEFAULT_LORA_TARGETS,
+        lora_dropout=0.0,
         dtype=None,
         **kwargs,
     ):
         block_class = resolve_block_class(encoder_block)
+        lora_targets = check_lora_targets(lora_targets)
+        parameter_efficient = parameter_efficient_arguments(hidden_dim, adapter_size, lora_rank, lora_alpha,
+                                                            lora_targets, lora_dropout)
         check_dtype_fits_the_device(dtype)
         check_layouts_fit(backbone_weight_shapes(vocabulary_size, num_layers, hidden_dim, intermediate_dim,
                                                  max_sequence_length, num_segments, normalize_first))
@@ -129,6 +151,7 @@ class BertBackbone(keras.Model):
                 dropout=dropout, attention_dropout=attention_dropout,
                 layer_norm_epsilon=layer_norm_epsilon, normalize_first=normalize_first,
                 initializer_range=initializer_range, dtype=dtype, name=f"encoder_block_{i}",
+                **parameter_efficient,
             )
             for i in range(num_layers)
         ]
@@ -170,6 +193,11 @@ class BertBackbone(keras.Model):
         self.encoder_block = block_class
         self.output_hidden_states = output_hidden_states
         self.output_attentions = output_attentions
+        self.adapter_size = adapter_size
+        self.lora_rank = lora_rank
+        self.lora_alpha = lora_alpha
+        self.lora_targets = lora_targets
+        self.lora_dropout = lora_dropout
         self.embedding = embedding
         self.encoder_blocks = blocks
         self.final_layer_norm = final_layer_norm
@@ -215,6 +243,11 @@ class BertBackbone(keras.Model):
             "encoder_block": keras.saving.get_registered_name(self.encoder_block),
             "output_hidden_states": self.output_hidden_states,
             "output_attentions": self.output_attentions,
+            "adapter_size": self.adapter_size,
+            "lora_rank": self.lora_rank,
+            "lora_alpha": self.lora_alpha,
+            "lora_targets": list(self.lora_targets),
+            "lora_dropout": self.lora_dropout,
         }
 
     @classmethod
@@ -243,10 +276,32 @@ class BertBackbone(keras.Model):
     @classmethod
     def from_checkpoint(cls, checkpoint, **overrides):
         """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any."""
-        backbone = cls(**{**checkpoint.backbone_config, **overrides})
-        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
+        config = {**checkpoint.backbone_config, **overrides}
+        backbone = cls(**config)
+        if checkpoint.state_dict is None and checkpoint.keras_weights_path is None:
+            return backbone
+        if is_parameter_efficient(config) and not is_parameter_efficient(checkpoint.backbone_config):
+            # The checkpoint holds the stock weights: load them as they were saved, then the adapters or
+            # LoRA factors around them keep their (identity) initialisation.
+            stock = cls(**{**config, "adapter_size": None, "lora_rank": None})
+            apply_checkpoint(stock, checkpoint)
+            copy_weights_by_path(stock, backbone)
+        else:
             apply_checkpoint(backbone, checkpoint)
         return backbone
+
+    def merged(self):
+        """This backbone without LoRA: a stock backbone whose kernels hold `W + A @ B * alpha / r`, with the
+        same outputs (to float rounding) and no extra matrix products; it exports to HF. Adapters stay.
+
+        Example:
+        >>> serving_backbone = lora_backbone.merged()
+        """
+        if not self.lora_rank:
+            raise ValueError("This backbone has no LoRA updates to merge (it was built without lora_rank).")
+        merged = type(self).from_config({**self.get_config(), "lora_rank": None})
+        merge_lora_weights(self, merged)
+        return merged
 
     def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
         """Write a preset folder that `from_preset` reads: `format="kerasbert"` (config, weights,

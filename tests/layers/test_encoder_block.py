@@ -1,10 +1,12 @@
+import math
+
 import keras
 import numpy as np
 import pytest
-import math
 
+from kerasbert.layers.activations import get_activation
 from kerasbert.layers.attention import MultiHeadSelfAttention
-from kerasbert.layers.encoder_block import TransformerEncoderBlock, get_activation
+from kerasbert.layers.encoder_block import TransformerEncoderBlock
 
 pytestmark = pytest.mark.all_backends
 

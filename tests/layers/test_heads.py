@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.layers.encoder_block import get_activation
+from kerasbert.layers.activations import get_activation
 from kerasbert.layers.heads import MaskedLMHead, NSPHead
 
 

@@ -1,0 +1,70 @@
+"""Adapters and LoRA in a backbone: their constructor arguments, loading stock weights around them, and
+merging LoRA back into the kernels.
+
+Example:
+>>> backbone = BertBackbone.from_preset("all_minilm_l6_v2_en", lora_rank=8, lora_alpha=16)
+>>> stock = backbone.merged()          # same outputs, plain kernels, exportable to HF
+"""
+
+from keras import ops
+
+
+def parameter_efficient_arguments(hidden_dim, adapter_size, lora_rank, lora_alpha, lora_targets, lora_dropout):
+    """The blocks' adapter / LoRA arguments (none when neither is asked for, so research blocks with their
+    own constructors keep working), after checking the sizes against `hidden_dim`."""
+    arguments = {}
+    if adapter_size is not None:
+        arguments["adapter_size"] = check_size("adapter_size", adapter_size, hidden_dim)
+    if lora_rank is not None:
+        arguments.update(lora_rank=check_size("lora_rank", lora_rank, hidden_dim), lora_alpha=lora_alpha,
+                         lora_targets=lora_targets, lora_dropout=lora_dropout)
+        if lora_alpha is not None and (isinstance(lora_alpha, bool) or not isinstance(lora_alpha, (int, float))
+                                       or lora_alpha <= 0):
+            raise ValueError(f"lora_alpha must be a positive number (the update is scaled by lora_alpha / lora_rank), "
+                             f"got {lora_alpha!r}.")
+    return arguments
+
+
+def is_parameter_efficient(config):
+    """Whether a backbone config asks for adapters or LoRA."""
+    return bool(config.get("adapter_size") or config.get("lora_rank"))
+
+
+def copy_weights_by_path(source, target, skip_missing=False):
+    """Assign every weight of `source` to the weight of `target` at the same path (each source weight must
+    have one, unless `skip_missing`)."""
+    targets = {weight.path: weight for weight in target.weights}
+    for weight in source.weights:
+        if weight.path in targets:
+            targets[weight.path].assign(weight)
+        elif not skip_missing:
+            raise ValueError(f"{weight.path} has no counterpart in the target model.")
+
+
+def check_size(name, value, hidden_dim):
+    """An int in [1, hidden_dim], or a ValueError naming `name` and the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hidden_dim:
+        raise ValueError(f"{name} must be an int from 1 to the hidden size {hidden_dim}, got {value!r}.")
+    return value
+
+
+def merge_lora_weights(backbone, merged):
+    """Copy `backbone`'s weights into `merged` (the same backbone built without LoRA), adding each LoRA
+    update to the kernel it adapts: the query/key/value parts of the fused QKV kernel, the attention
+    output, the feed-forward's intermediate and output kernels."""
+    copy_weights_by_path(backbone, merged, skip_missing=True)
+    for block, merged_block in zip(backbone.encoder_blocks, merged.encoder_blocks):
+        attention, merged_attention = block.attention, merged_block.attention
+        hidden = attention.hidden_dim
+        for index, target in enumerate(("query", "key", "value")):
+            if target in attention.lora:
+                kernel = merged_attention.qkv_dense.kernel
+                start = index * hidden
+                update = ops.pad(attention.lora[target].delta(), [[0, 0], [start, 2 * hidden - start]])
+                kernel.assign(kernel + ops.cast(update, kernel.dtype))
+        updates = [(attention.lora.get("attention_output"), merged_attention.output_dense),
+                   (block.lora.get("intermediate"), merged_block.intermediate_dense),
+                   (block.lora.get("output"), merged_block.output_dense)]
+        for update, dense in updates:
+            if update is not None:
+                dense.kernel.assign(dense.kernel + ops.cast(update.delta(), dense.kernel.dtype))
