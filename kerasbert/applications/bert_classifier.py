@@ -56,7 +56,7 @@ class BertClassifier(Task):
     hf_labels_argument = "num_classes"
     config_names = (
         "num_classes", "labels", "problem_type", "dropout", "text_column", "text_pair_column",
-        "label_column", "uses_pairs", "thresholds",
+        "label_column", "uses_pairs", "thresholds", "layer_mix",
     )
 
     def __init__(
@@ -73,6 +73,7 @@ class BertClassifier(Task):
         uses_pairs=None,
         thresholds=None,
         head=None,
+        layer_mix=False,
         **kwargs,
     ):
         check_rate("dropout", dropout)
@@ -82,11 +83,13 @@ class BertClassifier(Task):
         # === Functional model ===
         inputs = backbone.input
         outputs, logits_layer = task_outputs(backbone, inputs, head, num_classes, "pooled_output",
-                                             (None, num_classes), "BertClassifier", dropout=dropout)
+                                             (None, num_classes), "BertClassifier", dropout=dropout,
+                                             layer_mix=layer_mix)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
         # === Config ===
+        self.layer_mix = layer_mix
         self.num_classes = num_classes
         self.label_encoder = encoder
         self.dropout = dropout

@@ -56,7 +56,7 @@ class BertMultipleChoice(Task):
     hf_head = ("classifier", None)  # HF BertForMultipleChoice: `classifier.*` with one output
     config_names = (
         "num_choices", "dropout", "context_column", "question_column", "endings_column", "label_column",
-        "uses_question",
+        "uses_question", "layer_mix",
     )
 
     def __init__(
@@ -71,6 +71,7 @@ class BertMultipleChoice(Task):
         label_column="label",
         uses_question=None,
         head=None,
+        layer_mix=False,
         **kwargs,
     ):
         check_rate("dropout", dropout)
@@ -85,12 +86,13 @@ class BertMultipleChoice(Task):
         }
         flat_inputs = FlattenChoices(name="flatten_choices")(inputs)  # one row per (example, choice)
         scores, logits_layer = task_outputs(backbone, flat_inputs, head, 1, "pooled_output", (None, 1),
-                                            "BertMultipleChoice", dropout=dropout)
+                                            "BertMultipleChoice", dropout=dropout, layer_mix=layer_mix)
         outputs = UnflattenChoices(name="choice_logits", dtype="float32")(scores, inputs["token_ids"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
         # === Config ===
+        self.layer_mix = layer_mix
         self.num_choices = None if num_choices is None else int(num_choices)
         self.dropout = dropout
         self.context_column = context_column

@@ -89,7 +89,7 @@ class BertQuestionAnswerer(Task):
     hf_head = ("qa_outputs", None)  # a fine-tuned HF BertForQuestionAnswering
     config_names = (
         "doc_stride", "max_question_length", "allow_no_answer", "null_score_threshold", "question_column",
-        "context_column", "answer_texts_column", "answer_starts_column", "id_column",
+        "context_column", "answer_texts_column", "answer_starts_column", "id_column", "layer_mix",
     )
 
     def __init__(
@@ -106,6 +106,7 @@ class BertQuestionAnswerer(Task):
         answer_starts_column="answer_starts",
         id_column="id",
         head=None,
+        layer_mix=False,
         **kwargs,
     ):
         check_window_settings(preprocessor.sequence_length or backbone.max_sequence_length,
@@ -114,11 +115,12 @@ class BertQuestionAnswerer(Task):
         # === Functional model ===
         inputs = backbone.input
         outputs, logits_layer = task_outputs(backbone, inputs, head, 2, "sequence_output", (None, None, 2),
-                                                  "BertQuestionAnswerer", layer_name="qa_outputs")
+                                                  "BertQuestionAnswerer", layer_name="qa_outputs", layer_mix=layer_mix)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
         # === Config ===
+        self.layer_mix = layer_mix
         self.doc_stride = doc_stride
         self.max_question_length = max_question_length
         self.allow_no_answer = allow_no_answer

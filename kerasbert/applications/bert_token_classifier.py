@@ -57,7 +57,7 @@ class BertTokenClassifier(Task):
     hf_head = ("classifier", "BertForTokenClassification")  # a fine-tuned HF model's head
     hf_labels_argument = "num_tags"
     config_names = (
-        "num_tags", "labels", "dropout", "tokens_column", "tags_column", "text_column",
+        "num_tags", "labels", "dropout", "tokens_column", "tags_column", "text_column", "layer_mix",
     )
 
     def __init__(
@@ -71,6 +71,7 @@ class BertTokenClassifier(Task):
         tags_column="tags",
         text_column="text",
         head=None,
+        layer_mix=False,
         **kwargs,
     ):
         check_rate("dropout", dropout)
@@ -80,11 +81,13 @@ class BertTokenClassifier(Task):
         # === Functional model ===
         inputs = backbone.input
         outputs, logits_layer = task_outputs(backbone, inputs, head, num_tags, "sequence_output",
-                                             (None, None, num_tags), "BertTokenClassifier", dropout=dropout)
+                                             (None, None, num_tags), "BertTokenClassifier", dropout=dropout,
+                                             layer_mix=layer_mix)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
         # === Config ===
+        self.layer_mix = layer_mix
         self.num_tags = num_tags
         self.labels = labels
         self.dropout = dropout

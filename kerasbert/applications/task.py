@@ -22,13 +22,29 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications.export_under_tensorflow import export_under_tensorflow
-from kerasbert.applications.fit_arguments import check_callbacks, check_learning_rate, check_seed, split_for_validation
+from kerasbert.applications.fine_tuning import (
+    apply_fine_tuning,
+    check_fine_tuning,
+    fine_tuning_overrides,
+)
+from kerasbert.applications.fit_arguments import (
+    check_callbacks,
+    check_learning_rate,
+    check_seed,
+    split_for_validation,
+)
 from kerasbert.applications.model_function import ModelFunction
+from kerasbert.applications.task_weights import (
+    load_task_weights,
+    save_task_weights,
+    task_from_weights,
+)
 from kerasbert.atomic_files import atomic_path
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.validation import check_count
 from kerasbert.layers.deferred_dense import DeferredDense
 from kerasbert.layers.initializers import weight_initializer
+from kerasbert.layers.scalar_mix import ScalarMix
 from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
@@ -180,14 +196,16 @@ def head_features(backbone, inputs):
 
 
 def task_outputs(backbone, inputs, head, units, output_name, expected_shape, task_name, dropout=None,
-                 layer_name="logits"):
+                 layer_name="logits", layer_mix=False):
     """`(outputs, logits_layer)` of a task on `backbone` called on `inputs`.
 
     With `head` (the user's layer): `head(features)`, checked against `expected_shape` (None: any
     size), and no logits layer. Without: HF's head, dropout (if given) on the backbone output
     `output_name`, then a float32 Dense of `units` named `layer_name` (HF's `classifier` or
     `qa_outputs`, which `load_dense_head` fills from a checkpoint); `units=None` defers its weights
-    until the task knows its labels (`DeferredDense.set_units`).
+    until the task knows its labels (`DeferredDense.set_units`). `layer_mix=True`: the head reads a
+    `ScalarMix` of every hidden state instead (at `[CLS]` where it reads the pooled output); the backbone
+    must output its hidden states.
 
     Example:
     >>> outputs, logits_layer = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
@@ -195,12 +213,24 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
     """
     features = head_features(backbone, inputs)
     if head is not None:
+        if layer_mix:
+            raise ValueError("layer_mix=True mixes the layers for the default head; a head= of your own reads "
+                             "features['hidden_states'] itself (build the backbone with output_hidden_states=True).")
         return checked_head_outputs(head, features, expected_shape, task_name), None
     dropout_layer = None if dropout is None else keras.layers.Dropout(dropout, name="classifier_dropout")
     logits_layer = DeferredDense(units, name=layer_name, dtype="float32",  # units=None: set by the first fit
                                  kernel_initializer=weight_initializer(backbone.initializer_range))
-    hidden = features[output_name]
+    hidden = mixed_layers(backbone, features, output_name) if layer_mix else features[output_name]
     return logits_layer(hidden if dropout_layer is None else dropout_layer(hidden)), logits_layer
+
+
+def mixed_layers(backbone, features, output_name):
+    """A `ScalarMix` of the backbone's hidden states, at `[CLS]` for a head that reads `pooled_output`."""
+    if "hidden_states" not in features:
+        raise ValueError("layer_mix=True needs a backbone built with output_hidden_states=True (from_preset does "
+                         "that for you); this one outputs only " + ", ".join(sorted(features)) + ".")
+    mixed = ScalarMix(len(features["hidden_states"]), name="layer_mix")(features["hidden_states"])
+    return mixed[:, 0, :] if output_name == "pooled_output" else mixed
 
 
 def checked_head_outputs(head, features, expected_shape, task_name):
@@ -240,12 +270,15 @@ class Task(keras.Model):
     `keras.saving.register_keras_serializable`).
     """
 
-    def __init__(self, *args, backbone, preprocessor, head=None, **kwargs):
+    def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", **kwargs):
         check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
+        check_fine_tuning(fine_tuning)
         super().__init__(*args, **kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.head = head
+        self.fine_tuning = fine_tuning
+        apply_fine_tuning(self, fine_tuning)
         self.default_compiled = False
         self.inference_function = None
         self.packing_function = None
@@ -257,7 +290,8 @@ class Task(keras.Model):
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, sequence_length=None, allow_pickle=False,
-                    backbone_overrides=None, **task_args):
+                    backbone_overrides=None, fine_tuning="full", adapter_size=None, lora_rank=None, lora_alpha=None,
+                    lora_targets=None, **task_args):
         """Build the task on `preset`'s backbone and tokenizer.
 
         `preset`: a built-in name, a kerasbert / HF / Google checkpoint folder, or `hf://org/name`.
@@ -266,14 +300,24 @@ class Task(keras.Model):
         None: `default_sequence_length`, else the whole table. `backbone_overrides` replace
         backbone config values (e.g. `{"dropout": 0.0}`). `task_args` go to the task class; a
         HF checkpoint's own task head is used when it matches (see `heads_from_checkpoint`).
+        `fine_tuning`: "full" (default), "frozen", "adapters" (`adapter_size`, default 64) or "lora"
+        (`lora_rank` 8, `lora_alpha` 16, `lora_targets` query and value): see
+        `kerasbert.applications.fine_tuning`; `layer_mix=True` (a task argument) feeds the head a learned
+        mix of every layer.
 
         Example:
         >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2)
+        >>> lora = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora", lora_rank=8)
         """
         if sequence_length is not None:
             check_count("sequence_length", sequence_length, minimum=3)
+        check_fine_tuning(fine_tuning)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
-        backbone = BertBackbone.from_checkpoint(checkpoint, **(backbone_overrides or {}))
+        overrides = {**fine_tuning_overrides(fine_tuning, checkpoint.backbone_config["hidden_dim"], adapter_size,
+                                             lora_rank, lora_alpha, lora_targets), **(backbone_overrides or {})}
+        if task_args.get("layer_mix"):
+            overrides["output_hidden_states"] = True
+        backbone = BertBackbone.from_checkpoint(checkpoint, **overrides)
         if sequence_length is None:
             sequence_length = min(cls.default_sequence_length or backbone.max_sequence_length,
                                   backbone.max_sequence_length)
@@ -281,7 +325,7 @@ class Task(keras.Model):
         tokenizer = load_tokenizer(preset, BertTokenizer)
         preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)
         task_args = cls.task_args_from_checkpoint(checkpoint, task_args)
-        task = cls(backbone=backbone, preprocessor=preprocessor, **task_args)
+        task = cls(backbone=backbone, preprocessor=preprocessor, fine_tuning=fine_tuning, **task_args)
         task.heads_from_checkpoint(checkpoint)
         return task
 
@@ -323,6 +367,30 @@ class Task(keras.Model):
     def set_output_count(self, count):
         """Create the deferred logits weights for `count` outputs (the first fit of a task built without labels)."""
         self.logits_layer.set_units(count)
+
+    # === Task weight files ===
+
+    def save_task_weights(self, path):
+        """Write only what this task trained (adapters or LoRA factors, trained LayerNorms, the head) and its
+        settings (labels, fine-tuning mode) to a `.safetensors` file: see `kerasbert.applications.task_weights`.
+
+        Example:
+        >>> classifier.save_task_weights("sentiment.safetensors")
+        """
+        return save_task_weights(self, path)
+
+    def load_task_weights(self, path):
+        """Load a task weight file into this task (same class, backbone shape, fine-tuning and labels)."""
+        return load_task_weights(self, path)
+
+    @classmethod
+    def from_task_weights(cls, path, preset, load_weights=True):
+        """This task on `preset`, with the settings and trained weights of the task file at `path`.
+
+        Example:
+        >>> classifier = BertClassifier.from_task_weights("sentiment.safetensors", "all_minilm_l6_v2_en")
+        """
+        return task_from_weights(cls, path, preset, load_weights)
 
     @property
     def tokenizer(self):
@@ -685,6 +753,7 @@ class Task(keras.Model):
             "backbone": keras.saving.serialize_keras_object(self.backbone),
             "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
             "head": None if self.head is None else keras.saving.serialize_keras_object(self.head),
+            "fine_tuning": self.fine_tuning,
             **{name: getattr(self, name) for name in self.config_names},
         }
 
