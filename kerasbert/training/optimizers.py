@@ -5,6 +5,7 @@ fused kernel per backend where one exists (TensorFlow's `ResourceApplyAdam`, tor
 """
 
 import math
+import re
 
 import keras
 from keras import ops
@@ -42,11 +43,32 @@ class AdamW(keras.optimizers.AdamW):
     >>> optimizer = AdamW(learning_rate=5e-5, weight_decay=0.01, epsilon=1e-8)
     """
 
-    def __init__(self, *args, amsgrad=False, **kwargs):
+    def __init__(self, *args, amsgrad=False, layer_decay=None, **kwargs):
         if amsgrad:
             raise ValueError("kerasbert's AdamW has no AMSGrad variant; for AMSGrad compile with "
                              "keras.optimizers.AdamW(amsgrad=True).")
+        if layer_decay is not None and (isinstance(layer_decay, bool) or not isinstance(layer_decay, (int, float))
+                                        or not 0 < layer_decay <= 1):
+            raise ValueError(f"layer_decay must be a number in (0, 1] (e.g. 0.9), got {layer_decay!r}.")
         super().__init__(*args, **kwargs)
+        self.layer_decay = layer_decay
+        self.rate_multipliers = None
+
+    def build(self, variables):
+        """Create the moments and, with `layer_decay`, each variable's learning-rate multiplier
+        (`layer_rate_multipliers`)."""
+        super().build(variables)
+        if self.layer_decay is not None:
+            self.rate_multipliers = layer_rate_multipliers([variable.path for variable in variables], self.layer_decay)
+
+    def rate_multiplier(self, variable):
+        """The factor of the learning rate for `variable` (1 without `layer_decay`)."""
+        if self.rate_multipliers is None:
+            return 1.0
+        return self.rate_multipliers[self._get_variable_index(variable)]
+
+    def get_config(self):
+        return {**super().get_config(), "layer_decay": self.layer_decay}
 
     def _clip_gradients(self, grads):
         return super()._clip_gradients(summed_over_replicas([summed_slices(g) for g in grads]))
@@ -62,7 +84,14 @@ class AdamW(keras.optimizers.AdamW):
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
         if keras.backend.backend() == "torch":
-            return self._torch_update_step(grads, trainable_variables, learning_rate)
+            groups = {}  # one fused update per learning-rate multiplier
+            for gradient, variable in zip(grads, trainable_variables):
+                group = groups.setdefault(self.rate_multiplier(variable), ([], []))
+                group[0].append(gradient)
+                group[1].append(variable)
+            for multiplier, (group_grads, group_variables) in groups.items():
+                self._torch_update_step(group_grads, group_variables, learning_rate * multiplier)
+            return None
         return super()._backend_update_step(grads, trainable_variables, learning_rate)
 
     def bias_corrections(self, dtype):
@@ -80,6 +109,7 @@ class AdamW(keras.optimizers.AdamW):
         With `alpha = lr * sqrt(1 - b2^t) / (1 - b1^t)` and `eps' = eps * sqrt(1 - b2^t)`,
         `variable -= alpha * m / (sqrt(v) + eps')` equals torch's `lr * m_hat / (sqrt(v_hat) + eps)`.
         """
+        learning_rate = learning_rate * self.rate_multiplier(variable)
         if keras.backend.backend() == "tensorflow":
             return self._tensorflow_update_step(gradient, variable, learning_rate)
         dtype = variable.dtype
@@ -150,6 +180,31 @@ class AdamW(keras.optimizers.AdamW):
             torch._foreach_sub_(values, steps)
 
 
+BLOCK_PATH = re.compile(r"(?:^|/)encoder_block_(\d+)/")
+
+
+def layer_rate_multipliers(paths, layer_decay):
+    """Layer-wise learning-rate decay (ELECTRA, BEiT): `layer_decay ** (L + 1 - depth)` for each variable path,
+    where depth is 0 for the embeddings, i + 1 for `encoder_block_i` and L + 1 for everything above the L
+    blocks (pooler, final LayerNorm, task head), which keeps the full rate.
+
+    Example:
+    >>> layer_rate_multipliers(["embedding/token_embedding/embeddings", "encoder_block_0/attention/qkv_dense/kernel",
+    ...                         "encoder_block_1/output_dense/kernel", "logits/kernel"], 0.5)
+    [0.125, 0.25, 0.5, 1.0]
+    """
+    blocks = [int(match.group(1)) for match in map(BLOCK_PATH.search, paths) if match]
+    num_layers = max(blocks) + 1 if blocks else 0
+
+    def depth(path):
+        match = BLOCK_PATH.search(path)
+        if match:
+            return int(match.group(1)) + 1
+        return 0 if path.startswith("embedding/") or "/embedding/" in path else num_layers + 1
+
+    return [float(layer_decay ** (num_layers + 1 - depth(path))) for path in paths]
+
+
 def summed_slices(gradient):
     """A `tf.IndexedSlices` gradient with its duplicate indices summed (one slice per row); other
     gradients (and every gradient of the JAX and torch backends) unchanged.
@@ -202,18 +257,21 @@ def default_learning_rate(hidden_dim):
 
 
 def create_optimizer(total_steps, learning_rate, warmup_fraction=0.1, weight_decay=0.01,
-                     global_clipnorm=1.0):
+                     global_clipnorm=1.0, layer_decay=None):
     """AdamW (torch's epsilon placement) with `WarmupLinearDecay`, no weight decay on biases and
-    LayerNorm, gradients clipped to a global norm of 1 (the settings of HF `Trainer`).
+    LayerNorm, gradients clipped to a global norm of 1 (the settings of HF `Trainer`). `layer_decay`
+    (e.g. 0.9): layer-wise learning-rate decay, each block below the top trains `layer_decay` times slower
+    (`layer_rate_multipliers`).
 
     Example:
     >>> optimizer = create_optimizer(total_steps=1000, learning_rate=5e-5)
+    >>> classifier.compile(optimizer=create_optimizer(1000, 1e-4, layer_decay=0.9), loss=..., metrics=...)
     """
     # HF Trainer's `get_warmup_steps`: ceil(warmup_ratio * total_steps).
     schedule = WarmupLinearDecay(learning_rate, math.ceil(warmup_fraction * total_steps), total_steps)
     optimizer = AdamW(
         learning_rate=schedule, weight_decay=weight_decay, beta_1=0.9, beta_2=0.999,
-        epsilon=1e-8, global_clipnorm=global_clipnorm,
+        epsilon=1e-8, global_clipnorm=global_clipnorm, layer_decay=layer_decay,
     )
     optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
     return optimizer
