@@ -82,11 +82,11 @@ class BertClassifier(Task):
 
         # === Functional model ===
         inputs = backbone.input
-        outputs, logits_layer = task_outputs(backbone, inputs, head, num_classes, "pooled_output",
-                                             (None, num_classes), "BertClassifier", dropout=dropout,
-                                             layer_mix=layer_mix)
+        outputs, logits_layer, head_inputs = task_outputs(
+            backbone, inputs, head, num_classes, "pooled_output", (None, num_classes), "BertClassifier",
+            dropout=dropout, layer_mix=layer_mix)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
-                         head=head, **kwargs)
+                         head=head, head_inputs=head_inputs, **kwargs)
 
         # === Config ===
         self.layer_mix = layer_mix

@@ -85,8 +85,8 @@ class BertMultipleChoice(Task):
             name: keras.Input(shape=(num_choices, None), dtype="int32", name=name) for name in BACKBONE_INPUTS
         }
         flat_inputs = FlattenChoices(name="flatten_choices")(inputs)  # one row per (example, choice)
-        scores, logits_layer = task_outputs(backbone, flat_inputs, head, 1, "pooled_output", (None, 1),
-                                            "BertMultipleChoice", dropout=dropout, layer_mix=layer_mix)
+        scores, logits_layer, _ = task_outputs(backbone, flat_inputs, head, 1, "pooled_output", (None, 1),
+                                               "BertMultipleChoice", dropout=dropout, layer_mix=layer_mix)
         outputs = UnflattenChoices(name="choice_logits", dtype="float32")(scores, inputs["token_ids"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)

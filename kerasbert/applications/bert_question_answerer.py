@@ -114,8 +114,8 @@ class BertQuestionAnswerer(Task):
 
         # === Functional model ===
         inputs = backbone.input
-        outputs, logits_layer = task_outputs(backbone, inputs, head, 2, "sequence_output", (None, None, 2),
-                                                  "BertQuestionAnswerer", layer_name="qa_outputs", layer_mix=layer_mix)
+        outputs, logits_layer, _ = task_outputs(backbone, inputs, head, 2, "sequence_output", (None, None, 2),
+                                                "BertQuestionAnswerer", layer_name="qa_outputs", layer_mix=layer_mix)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 

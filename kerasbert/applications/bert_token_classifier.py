@@ -80,9 +80,9 @@ class BertTokenClassifier(Task):
 
         # === Functional model ===
         inputs = backbone.input
-        outputs, logits_layer = task_outputs(backbone, inputs, head, num_tags, "sequence_output",
-                                             (None, None, num_tags), "BertTokenClassifier", dropout=dropout,
-                                             layer_mix=layer_mix)
+        outputs, logits_layer, _ = task_outputs(backbone, inputs, head, num_tags, "sequence_output",
+                                                (None, None, num_tags), "BertTokenClassifier", dropout=dropout,
+                                                layer_mix=layer_mix)
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 

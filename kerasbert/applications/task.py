@@ -33,6 +33,14 @@ from kerasbert.applications.fit_arguments import (
     check_seed,
     split_for_validation,
 )
+from kerasbert.applications.frozen_features import (
+    FROZEN_FEATURES,
+    FrozenFeatureState,
+    caches_features,
+    call_on_frozen_features,
+    check_cache_features,
+    with_frozen_features,
+)
 from kerasbert.applications.model_function import ModelFunction
 from kerasbert.applications.task_weights import (
     load_task_weights,
@@ -197,7 +205,7 @@ def head_features(backbone, inputs):
 
 def task_outputs(backbone, inputs, head, units, output_name, expected_shape, task_name, dropout=None,
                  layer_name="logits", layer_mix=False):
-    """`(outputs, logits_layer)` of a task on `backbone` called on `inputs`.
+    """`(outputs, logits_layer, head_inputs)` of a task on `backbone` called on `inputs` (`TaskOutputs`).
 
     With `head` (the user's layer): `head(features)`, checked against `expected_shape` (None: any
     size), and no logits layer. Without: HF's head, dropout (if given) on the backbone output
@@ -208,7 +216,7 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
     must output its hidden states.
 
     Example:
-    >>> outputs, logits_layer = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
+    >>> outputs, logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
     ...                                      (None, 2), "BertClassifier", dropout=0.1)
     """
     features = head_features(backbone, inputs)
@@ -216,21 +224,33 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
         if layer_mix:
             raise ValueError("layer_mix=True mixes the layers for the default head; a head= of your own reads "
                              "features['hidden_states'] itself (build the backbone with output_hidden_states=True).")
-        return checked_head_outputs(head, features, expected_shape, task_name), None
+        return TaskOutputs(checked_head_outputs(head, features, expected_shape, task_name), None, None)
     dropout_layer = None if dropout is None else keras.layers.Dropout(dropout, name="classifier_dropout")
     logits_layer = DeferredDense(units, name=layer_name, dtype="float32",  # units=None: set by the first fit
                                  kernel_initializer=weight_initializer(backbone.initializer_range))
-    hidden = mixed_layers(backbone, features, output_name) if layer_mix else features[output_name]
-    return logits_layer(hidden if dropout_layer is None else dropout_layer(hidden)), logits_layer
+    head_inputs = layers_to_mix(features, output_name) if layer_mix else [features[output_name]]
+    hidden = ScalarMix(len(head_inputs), name="layer_mix")(head_inputs) if layer_mix else head_inputs[0]
+    outputs = logits_layer(hidden if dropout_layer is None else dropout_layer(hidden))
+    return TaskOutputs(outputs, logits_layer, head_inputs)
 
 
-def mixed_layers(backbone, features, output_name):
-    """A `ScalarMix` of the backbone's hidden states, at `[CLS]` for a head that reads `pooled_output`."""
+class TaskOutputs(tuple):
+    """`(outputs, logits_layer, head_inputs)` of `task_outputs`: `head_inputs` are the backbone tensors the
+    default head reads (None for a head of your own), where frozen features can be cached."""
+
+    def __new__(cls, outputs, logits_layer, head_inputs):
+        return super().__new__(cls, (outputs, logits_layer, head_inputs))
+
+
+def layers_to_mix(features, output_name):
+    """The hidden states a `ScalarMix` head reads: whole sequences, or their `[CLS]` vectors for a head that
+    reads `pooled_output` (the mix is the same per position, and a cache of frozen features stays small)."""
     if "hidden_states" not in features:
         raise ValueError("layer_mix=True needs a backbone built with output_hidden_states=True (from_preset does "
                          "that for you); this one outputs only " + ", ".join(sorted(features)) + ".")
-    mixed = ScalarMix(len(features["hidden_states"]), name="layer_mix")(features["hidden_states"])
-    return mixed[:, 0, :] if output_name == "pooled_output" else mixed
+    if output_name == "pooled_output":
+        return [hidden[:, 0, :] for hidden in features["hidden_states"]]
+    return list(features["hidden_states"])
 
 
 def checked_head_outputs(head, features, expected_shape, task_name):
@@ -270,7 +290,7 @@ class Task(keras.Model):
     `keras.saving.register_keras_serializable`).
     """
 
-    def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", **kwargs):
+    def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", head_inputs=None, **kwargs):
         check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
         check_fine_tuning(fine_tuning)
         super().__init__(*args, **kwargs)
@@ -282,6 +302,13 @@ class Task(keras.Model):
         self.default_compiled = False
         self.inference_function = None
         self.packing_function = None
+        self.frozen_features = FrozenFeatureState(head_inputs)
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        """The functional graph; a training batch that carries cached frozen features runs the head only."""
+        if isinstance(inputs, dict) and FROZEN_FEATURES in inputs:
+            return call_on_frozen_features(self, inputs, training)
+        return super().call(inputs, training=training, mask=mask, **kwargs)
 
     # === Construction ===
 
@@ -508,7 +535,7 @@ class Task(keras.Model):
             self.build_optimizer()
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
-            learning_rate=None, seed=0, group_by_length=True, backup_dir=None, **kwargs):
+            learning_rate=None, seed=0, group_by_length=True, backup_dir=None, cache_features=None, **kwargs):
         """Keras `fit`, also on DataFrames and lists (see the class docstring of each task).
 
         Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
@@ -520,6 +547,9 @@ class Task(keras.Model):
         or a kill continues after the last saved epoch and ends with the weights an uninterrupted
         run would have (see `kerasbert.training.backup`). The folder is removed when `fit` completes.
 
+        `cache_features`: with `fine_tuning="frozen"`, run BERT once over the data and train the head on
+        the stored vectors every epoch (None: whenever the task can; `kerasbert.applications.frozen_features`).
+
         Example:
         >>> classifier.fit(train_df, epochs=3, backup_dir="sentiment_backup")
         """
@@ -527,12 +557,13 @@ class Task(keras.Model):
         check_learning_rate(learning_rate)
         check_seed(seed)
         check_callbacks(kwargs.get("callbacks"))
+        check_cache_features(cache_features)
         backup = None if backup_dir is None else TrainingBackup(backup_dir)
         with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
             with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
                 return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, learning_rate,
-                                              seed, group_by_length, backup, **kwargs)
+                                              seed, group_by_length, backup, cache_features, **kwargs)
 
     def fit_resumable(self, x, backup, **kwargs):
         """Keras `fit`, first restoring `backup`'s state (if any) and starting after its epochs."""
@@ -542,9 +573,12 @@ class Task(keras.Model):
         return super().fit(x, **kwargs)
 
     def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, learning_rate, seed,
-                          group_by_length, backup, **kwargs):
+                          group_by_length, backup, cache_features, **kwargs):
         check_weights_are_trainable(self)
         if not is_raw(x):
+            if cache_features:
+                raise ValueError("cache_features=True caches the features of raw data (a DataFrame, texts); "
+                                 "for tensors or a tf.data.Dataset compute the features yourself.")
             if isinstance(x, tf.data.Dataset):
                 check_dataset_splits_evenly(x)
             elif isinstance(x, dict) or hasattr(x, "shape"):
@@ -562,6 +596,7 @@ class Task(keras.Model):
             x, validation_data = split_for_validation(x, kwargs.pop("validation_split"), validation_data)
         prepared = self.prepare(x, with_labels=True, training=True)
         check_batches_split_evenly(len(self.example_lengths(prepared)), batch_size, model=self)
+        caching = caches_features(self, cache_features)
         if is_raw(validation_data):
             try:
                 validation = self.prepare(validation_data, with_labels=True)
@@ -569,6 +604,8 @@ class Task(keras.Model):
                 raise type(error)(f"In validation_data: {error}") from None
             check_batches_split_evenly(len(self.example_lengths(validation)), batch_size, "the validation data",
                                        model=self)
+            if caching:
+                validation = with_frozen_features(self, validation)
             validation_data = self.batches(validation, with_labels=True, batch_size=batch_size,
                                            order=self.length_order(validation))
         if kwargs.get("class_weight") == "balanced":
@@ -581,6 +618,8 @@ class Task(keras.Model):
         # The dataset holds every epoch still to run, each in the order its number and `seed` give: a run
         # resumed from `backup` after epoch e trains on what an uninterrupted run trains on.
         initial_epoch = backup.latest()[0] if backup is not None else kwargs.pop("initial_epoch", 0)
+        if caching:
+            prepared = with_frozen_features(self, prepared)
         train = self.batches(prepared, with_labels=True, training=True, batch_size=batch_size, seed=seed,
                              group_by_length=group_by_length, epochs=range(initial_epoch, epochs))
         batches_per_epoch = -(-len(self.example_lengths(prepared)) // batch_size)
