@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 SUBPACKAGES = ("applications", "data", "layers", "models", "plots", "presets", "serving", "tokenizers", "training")
 EXPORTS = {
     "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertPretrainer",
-                     "BertQuestionAnswerer", "BertTokenClassifier", "load_task"),
+                     "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "load_task"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "TokenSegmentPositionEmbedding",
                "TransformerEncoderBlock"),
     "models": ("BertBackbone",),

@@ -9,6 +9,7 @@ from kerasbert.applications.bert_masked_lm import BertMaskedLM
 from kerasbert.applications.bert_multiple_choice import BertMultipleChoice
 from kerasbert.applications.bert_pretrainer import BertPretrainer
 from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
+from kerasbert.applications.bert_text_encoder import BertTextEncoder
 from kerasbert.applications.bert_token_classifier import BertTokenClassifier
 from kerasbert.applications.task import Task
 from kerasbert.applications.task_files import load_task

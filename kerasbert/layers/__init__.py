@@ -11,3 +11,4 @@ from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.heads import MaskedLMHead, NSPHead
 from kerasbert.layers.lora import LowRankUpdate
 from kerasbert.layers.scalar_mix import ScalarMix
+from kerasbert.layers.sentence_pooling import SentencePooling

@@ -99,6 +99,22 @@ def load_checkpoint(preset, load_weights=True, allow_pickle=False):
     )
 
 
+def preset_folder(preset):
+    """The local folder of `preset` (a built-in name fetched from its source, `hf://` fetched, a folder as
+    given), or None when it is not a folder.
+
+    Example:
+    >>> (preset_folder("all_minilm_l6_v2_en") / "config.json").is_file()
+    True
+    """
+    preset = str(preset)
+    if preset in PRESETS:
+        return Path(fetch(PRESETS[preset]["source"]))
+    if preset.startswith("hf://"):
+        return Path(fetch(preset))
+    return Path(preset) if Path(preset).is_dir() else None
+
+
 def vocabulary_path(preset, checkpoint):
     """Where the vocabulary of `preset` lives, fetching the built-in source only if needed."""
     if checkpoint.vocabulary_path is not None:
