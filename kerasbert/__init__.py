@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 SUBPACKAGES = ("applications", "data", "layers", "models", "plots", "presets", "serving", "tokenizers", "training")
 EXPORTS = {
-    "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertPretrainer",
+    "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
                      "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "load_task"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "TokenSegmentPositionEmbedding",
                "TransformerEncoderBlock"),

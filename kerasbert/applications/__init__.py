@@ -7,6 +7,7 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 from kerasbert.applications.bert_classifier import BertClassifier
 from kerasbert.applications.bert_masked_lm import BertMaskedLM
 from kerasbert.applications.bert_multiple_choice import BertMultipleChoice
+from kerasbert.applications.bert_multitask import BertMultiTask
 from kerasbert.applications.bert_pretrainer import BertPretrainer
 from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.applications.bert_text_encoder import BertTextEncoder

@@ -12,3 +12,4 @@ from kerasbert.layers.heads import MaskedLMHead, NSPHead
 from kerasbert.layers.lora import LowRankUpdate
 from kerasbert.layers.scalar_mix import ScalarMix
 from kerasbert.layers.sentence_pooling import SentencePooling
+from kerasbert.layers.task_head import DenseTaskHead
