@@ -103,3 +103,17 @@ def test_bad_input_is_named(minilm_encoder, tmp_path):
     (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_sqrt_len_tokens": true}')
     with pytest.raises(CheckpointError, match="pass pooling=... to from_preset"):
         read_sentence_transformers_settings(tmp_path)
+
+
+def test_served_encoder_returns_the_vectors(minilm_encoder):
+    from starlette.testclient import TestClient
+
+    from kerasbert.serving.app import create_app
+
+    texts = ["A man is eating food.", ""]
+    with TestClient(create_app(minilm_encoder)) as client:
+        answer = client.post("/predict", json=texts)
+        assert client.get("/metadata").json()["task"] == "BertTextEncoder"
+    assert answer.status_code == 200
+    served = np.array([row["embedding"] for row in answer.json()["predictions"]])
+    np.testing.assert_allclose(served, minilm_encoder.encode(texts, verbose=0), atol=1e-6)
