@@ -93,7 +93,8 @@ def run(dataset, mode):
     results = model.evaluate(test, verbose=0)
     row = {"dataset": dataset, "mode": mode, "epochs": epochs, "learning_rate": setting["learning_rate"] or 5e-5,
            "metric": metric, "score": round(float(results[metric]), 4), "trainable": trainable,
-           "bytes": stored_bytes(model, mode), "train_seconds": round(seconds, 1)}
+           "bytes": stored_bytes(model, mode), "train_seconds": round(seconds, 1),
+           "results": {name: round(float(value), 4) for name, value in results.items() if np.isscalar(value)}}
     if setting["options"].get("layer_mix"):
         row["layer_weights"] = [round(float(w), 3) for w in model.get_layer("layer_mix").layer_weights()]
     print(json.dumps(row), flush=True)
