@@ -1,13 +1,15 @@
-"""Main job (for now): encode sentences with the real all-MiniLM-L6-v2 and print their similarities.
+"""Sentence embeddings with the real all-MiniLM-L6-v2 (`BertTextEncoder`): nearest neighbours of a few
+sentences, then STS-B dev scored with no training at all (cosine similarity against the gold 0-5 score).
 
-Run: `make main` (or `.venv/bin/python applications/sentence_similarity.py`).
-Sentence embeddings are the mean of the token states over real tokens, L2-normalised,
-exactly as sentence-transformers pools all-MiniLM-L6-v2.
+Run: `.venv/bin/python applications/sentence_similarity.py`. The encoder pools as the checkpoint's
+sentence-transformers files say (mean over real tokens, L2-normalised, at most 256 word pieces). STS-B dev is
+read from `../shared/data/glue/STS-B` (or `$KERASBERT_SHARED_DATA/glue`); skipped with a note when absent.
 """
 
-from recipe_tools import Phases  # first: it quiets TensorFlow's log
+from recipe_tools import SHARED_DATA, Phases  # first: it quiets TensorFlow's log
 
 import numpy as np
+from scipy.stats import pearsonr, spearmanr
 
 import kerasbert as kb
 
@@ -21,30 +23,27 @@ SENTENCES = [
 ]
 
 
-def embed(backbone, preprocessor, sentences):
-    """Mean-pooled, L2-normalised sentence embeddings."""
-    inputs = preprocessor(sentences)
-    states = np.asarray(backbone(inputs)["sequence_output"])
-    mask = np.asarray(inputs["padding_mask"], dtype="float32")[:, :, None]
-    pooled = (states * mask).sum(1) / mask.sum(1)
-    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-
-
 def main():
     phases = Phases()
-    backbone = kb.BertBackbone.from_preset("all_minilm_l6_v2_en")
-    preprocessor = kb.tokenizers.BertPreprocessor.from_preset(
-        "all_minilm_l6_v2_en", sequence_length=128, pad_to_sequence_length=False
-    )
-    embeddings = embed(backbone, preprocessor, SENTENCES)
-    similarities = embeddings @ embeddings.T
-    print(f"all_minilm_l6_v2_en: {backbone.count_params():,} parameters, "
-          f"{len(SENTENCES)} sentences loaded and encoded, {phases}\n")
+    encoder = kb.BertTextEncoder.from_preset("all_minilm_l6_v2_en")
+    similarities = encoder.similarity(SENTENCES, SENTENCES)
+    print(f"all_minilm_l6_v2_en: {encoder.count_params():,} parameters, {len(SENTENCES)} sentences, {phases}\n")
     for i, sentence in enumerate(SENTENCES):
         j = max((k for k in range(len(SENTENCES)) if k != i), key=lambda k: similarities[i, k])
         print(f"{sentence}\n    closest ({similarities[i, j]:.3f}): {SENTENCES[j]}")
     print("\ncosine similarity matrix:")
     print(np.array2string(similarities, precision=3, suppress_small=True))
+
+    path = SHARED_DATA / "glue" / "STS-B" / "dev.tsv"
+    if not path.is_file():
+        print(f"\n{path} is absent: STS-B not scored.")
+        return
+    dev = kb.data.load_glue_tsv(path, "STS-B")
+    first, second = (encoder.encode(dev[column].tolist(), verbose=0) for column in ("text", "text_pair"))
+    cosine = (first * second).sum(axis=1)
+    phases.mark("STS-B")
+    print(f"\nSTS-B dev ({len(dev):,} pairs), no training: cosine Pearson {pearsonr(cosine, dev['label'])[0]:.4f}, "
+          f"Spearman {spearmanr(cosine, dev['label'])[0]:.4f} ({phases})")
 
 
 if __name__ == "__main__":
