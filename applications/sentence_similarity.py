@@ -9,9 +9,9 @@ read from `../shared/data/glue/STS-B` (or `$KERASBERT_SHARED_DATA/glue`); skippe
 from recipe_tools import SHARED_DATA, Phases  # first: it quiets TensorFlow's log
 
 import numpy as np
-from scipy.stats import pearsonr, spearmanr
 
 import kerasbert as kb
+from kerasbert.applications.metrics import pearson, spearman
 
 SENTENCES = [
     "A man is playing a guitar.",
@@ -42,8 +42,8 @@ def main():
     first, second = (encoder.encode(dev[column].tolist(), verbose=0) for column in ("text", "text_pair"))
     cosine = (first * second).sum(axis=1)
     phases.mark("STS-B")
-    print(f"\nSTS-B dev ({len(dev):,} pairs), no training: cosine Pearson {pearsonr(cosine, dev['label'])[0]:.4f}, "
-          f"Spearman {spearmanr(cosine, dev['label'])[0]:.4f} ({phases})")
+    print(f"\nSTS-B dev ({len(dev):,} pairs), no training: cosine Pearson {pearson(dev['label'], cosine):.4f}, "
+          f"Spearman {spearman(dev['label'], cosine):.4f} ({phases})")
 
 
 if __name__ == "__main__":
