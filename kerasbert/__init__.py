@@ -21,8 +21,10 @@ EXPORTS = {
                      "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "load_task"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "TokenSegmentPositionEmbedding",
                "TransformerEncoderBlock"),
-    "models": ("BertBackbone",),
-    "tokenizers": ("BertPacker", "BertPreprocessor", "BertTokenizer"),
+    "models": ("AlbertBackbone", "BertBackbone", "DistilBertBackbone", "ElectraBackbone", "RobertaBackbone",
+               "backbone_class_for"),
+    "tokenizers": ("AlbertTokenizer", "BertPacker", "BertPreprocessor", "BertTokenizer", "RobertaPacker",
+                   "RobertaTokenizer"),
 }
 HOME_OF = {name: package for package, names in EXPORTS.items() for name in names}
 

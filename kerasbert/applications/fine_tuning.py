@@ -62,7 +62,8 @@ def apply_fine_tuning(task, fine_tuning):
             layer.trainable = False
         backbone.trainable = False
         return
-    fixed = [backbone.embedding, backbone.pooler]
+    fixed = [layer for layer in (backbone.embedding, getattr(backbone, "embedding_projection", None), backbone.pooler)
+             if layer is not None]
     for block in backbone.encoder_blocks:
         fixed += [block.attention.qkv_dense, block.attention.output_dense, block.intermediate_dense, block.output_dense]
         if fine_tuning == "lora":

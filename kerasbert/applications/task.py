@@ -53,7 +53,7 @@ from kerasbert.data.validation import check_count
 from kerasbert.layers.deferred_dense import DeferredDense
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.scalar_mix import ScalarMix
-from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.models.backbone_families import backbone_class_for
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
@@ -115,13 +115,23 @@ def check_run_arguments(data, batch_size, epochs=1):
     check_count("epochs", epochs)
 
 
+def longest_input(backbone):
+    """The most tokens the backbone's position table holds: `max_sequence_length`, less RoBERTa's offset
+    (positions start at `padding_token_id + 1`, so 514 rows hold 512 tokens)."""
+    offset = getattr(backbone, "padding_token_id", None)
+    return backbone.max_sequence_length - (0 if offset is None else offset + 1)
+
+
 def check_sequence_length_fits(sequence_length, backbone):
     """A ValueError when packed inputs could be longer than the backbone's position table."""
-    if sequence_length is not None and sequence_length > backbone.max_sequence_length:
+    if sequence_length is not None and sequence_length > longest_input(backbone):
+        offset = backbone.max_sequence_length - longest_input(backbone)
         raise ValueError(
             f"sequence_length={sequence_length} is longer than the backbone's position table "
-            f"(max_sequence_length={backbone.max_sequence_length}). Use sequence_length <= "
-            f"{backbone.max_sequence_length}; longer texts are truncated (QA reads them in windows)."
+            f"(max_sequence_length={backbone.max_sequence_length}"
+            + (f", of which {offset} rows precede the first position" if offset else "")
+            + f"). Use sequence_length <= {longest_input(backbone)}; longer texts are truncated (QA reads them "
+            "in windows)."
         )
 
 
@@ -344,10 +354,9 @@ class Task(keras.Model):
                                              lora_rank, lora_alpha, lora_targets), **(backbone_overrides or {})}
         if task_args.get("layer_mix"):
             overrides["output_hidden_states"] = True
-        backbone = BertBackbone.from_checkpoint(checkpoint, **overrides)
+        backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint, **overrides)
         if sequence_length is None:
-            sequence_length = min(cls.default_sequence_length or backbone.max_sequence_length,
-                                  backbone.max_sequence_length)
+            sequence_length = min(cls.default_sequence_length or longest_input(backbone), longest_input(backbone))
         check_sequence_length_fits(sequence_length, backbone)
         tokenizer = load_tokenizer(preset, BertTokenizer)
         preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)

@@ -8,7 +8,8 @@ from kerasbert.cli.task_commands import load_task
 
 
 def parameter_count(config):
-    """Parameters of a BERT backbone config (embeddings, encoder blocks, pooler), as `count_params()` gives.
+    """Parameters of a backbone config of any family (embeddings, projection, distinct encoder blocks, pooler), as
+    `count_params()` gives.
 
     Example:
     >>> parameter_count({"vocabulary_size": 30522, "num_layers": 12, "hidden_dim": 768, "intermediate_dim": 3072,
@@ -16,9 +17,13 @@ def parameter_count(config):
     109482240
     """
     hidden, inner = config["hidden_dim"], config["intermediate_dim"]
-    embeddings = (config["vocabulary_size"] + config["max_sequence_length"] + config["num_segments"]) * hidden
+    width = config.get("embedding_dim") or hidden  # ALBERT and ELECTRA: narrower tables, then a projection
+    embeddings = (config["vocabulary_size"] + config["max_sequence_length"] + config["num_segments"] + 2) * width
+    projection = width * hidden + hidden if config.get("embedding_dim") else 0
     block = 4 * (hidden * hidden + hidden) + 2 * hidden * inner + inner + hidden + 4 * hidden
-    return embeddings + 2 * hidden + config["num_layers"] * block + hidden * hidden + hidden
+    blocks = (config.get("num_block_groups") or config["num_layers"]) * config.get("blocks_per_group", 1)
+    pooler = hidden * hidden + hidden if config.get("use_pooler", True) else 0
+    return embeddings + projection + blocks * block + pooler
 
 
 @click.command()

@@ -1,4 +1,5 @@
-"""BERT's input embedding: token + segment + learned position, then LayerNorm and dropout."""
+"""BERT's input embedding: token + segment + learned position, then LayerNorm and dropout (and the RoBERTa
+and DistilBERT variants: positions counted over the non-padding tokens, no segments)."""
 
 import keras
 from keras import ops
@@ -17,16 +18,22 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
         vocabulary_size: number of WordPiece tokens.
         hidden_dim: embedding width.
         max_sequence_length: number of learned positions (512 for BERT).
-        num_segments: number of segment types (2: sentence A and B).
+        num_segments: number of segment types (2: sentence A and B; 0: no segment embedding, as
+            DistilBERT, and `segment_ids` are ignored).
         dropout: dropout rate applied after the LayerNorm.
         layer_norm_epsilon: LayerNorm epsilon (1e-12 in BERT checkpoints).
         initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
+        padding_token_id: None: positions 0, 1, ..., T - 1 (BERT). An id: RoBERTa's positions (HF
+            `create_position_ids_from_input_ids`): the tokens other than this id are numbered
+            `padding_token_id + 1, + 2, ...` in order, the padding tokens get `padding_token_id`.
 
     Example:
     >>> layer = TokenSegmentPositionEmbedding(vocabulary_size=100, hidden_dim=8)
     >>> out = layer(ops.ones((2, 5), "int32"), ops.zeros((2, 5), "int32"))
     >>> tuple(out.shape)
     (2, 5, 8)
+    >>> roberta = TokenSegmentPositionEmbedding(100, 8, max_sequence_length=514, num_segments=1, padding_token_id=1)
+    >>> roberta.position_ids(ops.array([[0, 7, 2, 1, 1]]))  # [[2, 3, 4, 1, 1]]
     """
 
     def __init__(
@@ -38,6 +45,7 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
         dropout=0.1,
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
+        padding_token_id=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -48,6 +56,7 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.padding_token_id = padding_token_id
 
         initializer = weight_initializer(initializer_range)
         self.token_embedding = keras.layers.Embedding(
@@ -57,7 +66,7 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
         self.segment_embedding = keras.layers.Embedding(
             num_segments, hidden_dim, embeddings_initializer=initializer,
             dtype=self.dtype_policy, name="segment_embedding",
-        )
+        ) if num_segments else None
         self.position_embedding = keras.layers.Embedding(
             max_sequence_length, hidden_dim, embeddings_initializer=initializer,
             dtype=self.dtype_policy, name="position_embedding",
@@ -69,7 +78,8 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
 
     def build(self, token_ids_shape, segment_ids_shape=None):
         self.token_embedding.build(token_ids_shape)
-        self.segment_embedding.build(token_ids_shape)
+        if self.segment_embedding is not None:
+            self.segment_embedding.build(token_ids_shape)
         self.position_embedding.build(token_ids_shape)
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
         self.built = True
@@ -79,14 +89,19 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
         """The token embedding matrix `[vocabulary_size, hidden_dim]`, for weight tying."""
         return self.token_embedding.embeddings
 
+    def position_ids(self, token_ids):
+        """The position of each token: `[T]` for BERT, `[batch, T]` counted over the non-padding tokens with
+        `padding_token_id` (RoBERTa)."""
+        if self.padding_token_id is None:
+            return ops.arange(ops.shape(token_ids)[-1], dtype="int32")
+        real = ops.cast(ops.not_equal(token_ids, self.padding_token_id), "int32")
+        return ops.cumsum(real, axis=-1) * real + self.padding_token_id
+
     def call(self, token_ids, segment_ids, training=None):
-        sequence_length = ops.shape(token_ids)[-1]
-        positions = ops.arange(sequence_length, dtype="int32")
-        x = (
-            self.token_embedding(token_ids)
-            + self.segment_embedding(segment_ids)
-            + self.position_embedding(positions)[None, :, :]
-        )
+        x = self.token_embedding(token_ids)
+        if self.segment_embedding is not None:
+            x = x + self.segment_embedding(segment_ids)
+        x = x + self.position_embedding(self.position_ids(token_ids))  # HF's order of the sums
         x = ops.cast(self.layer_norm(x), self.compute_dtype)
         return self.dropout_layer(x, training=training)
 
@@ -104,6 +119,7 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
                 "dropout": self.dropout,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "initializer_range": self.initializer_range,
+                "padding_token_id": self.padding_token_id,
             }
         )
         return config

@@ -6,6 +6,7 @@ from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, check_lora_targets
+from kerasbert.models.block_sharing import block_order, check_block_sharing
 from kerasbert.models.checkpoint_weights import apply_checkpoint, export_hf_weights
 from kerasbert.models.hf_expressible import check_hf_expressible
 from kerasbert.models.layout_map import (
@@ -19,6 +20,7 @@ from kerasbert.models.parameter_efficient import (
     merge_lora_weights,
     parameter_efficient_arguments,
 )
+from kerasbert.presets.checkpoint import FamilyMismatchError
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
@@ -75,8 +77,12 @@ class BertBackbone(keras.Model):
     `[batch, T]`); outputs a dict of `sequence_output` `[batch, T, hidden]`,
     `pooled_output` `[batch, hidden]` (dense + tanh on `[CLS]`), and with
     `output_hidden_states=True` also `hidden_states`: the embedding output and every
-    block's output, `num_layers + 1` tensors; with `output_attentions=True` also
-    `attentions`, every block's attention probabilities.
+    block's output, `num_layers + 1` tensors (ALBERT groups: one per block applied); with
+    `output_attentions=True` also `attentions`, every block's attention probabilities.
+
+    The other models of the family are options of this one, set by their classes (`AlbertBackbone`,
+    `RobertaBackbone`, `DistilBertBackbone`, `ElectraBackbone`), whose `family` (an HF `model_type`)
+    names their weights in HF checkpoints.
 
     Args:
         vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size.
@@ -94,6 +100,15 @@ class BertBackbone(keras.Model):
         output_attentions: also output every layer's attention probabilities, `"attentions"`: a
             list of `[batch, heads, T, T]` float32 (HF `output_attentions`), e.g. for probing:
             `BertBackbone.from_preset("all_minilm_l6_v2_en", output_attentions=True)`.
+        embedding_dim: width of the embedding tables, projected to `hidden_dim` by a Dense
+            `embedding_projection` (ALBERT and ELECTRA's factorised embeddings); None: `hidden_dim`,
+            no projection.
+        num_block_groups, blocks_per_group: cross-layer sharing (ALBERT's `num_hidden_groups` and
+            `inner_group_num`, see `kerasbert.models.block_sharing`); None groups: every layer its own block.
+        padding_token_id: RoBERTa's positions, counted over the tokens other than this id from
+            `padding_token_id + 1` (see `TokenSegmentPositionEmbedding`); None: 0, 1, ...
+        use_pooler: False: no pooler, `pooled_output` is the `[CLS]` hidden state unchanged
+            (DistilBERT and ELECTRA have no pooler).
         dtype: a dtype or dtype policy, e.g. "mixed_bfloat16".
 
     Example:
@@ -105,6 +120,8 @@ class BertBackbone(keras.Model):
     >>> tuple(outputs["pooled_output"].shape)
     (1, 16)
     """
+
+    family = "bert"  # the HF model_type whose checkpoints name this class's weights
 
     def __init__(
         self,
@@ -129,22 +146,35 @@ class BertBackbone(keras.Model):
         lora_alpha=None,
         lora_targets=DEFAULT_LORA_TARGETS,
         lora_dropout=0.0,
+        embedding_dim=None,
+        num_block_groups=None,
+        blocks_per_group=1,
+        padding_token_id=None,
+        use_pooler=True,
         dtype=None,
         **kwargs,
     ):
         block_class = resolve_block_class(encoder_block)
+        check_block_sharing(num_layers, num_block_groups, blocks_per_group)
         lora_targets = check_lora_targets(lora_targets)
         parameter_efficient = parameter_efficient_arguments(hidden_dim, adapter_size, lora_rank, lora_alpha,
                                                             lora_targets, lora_dropout)
         check_dtype_fits_the_device(dtype)
-        check_layouts_fit(backbone_weight_shapes(vocabulary_size, num_layers, hidden_dim, intermediate_dim,
-                                                 max_sequence_length, num_segments, normalize_first))
+        order = block_order(num_layers, num_block_groups, blocks_per_group)
+        num_distinct_blocks = len(set(order))
+        check_layouts_fit(backbone_weight_shapes(vocabulary_size, num_distinct_blocks, hidden_dim, intermediate_dim,
+                                                 max_sequence_length, num_segments, normalize_first,
+                                                 embedding_dim, use_pooler))
 
         # === Layers ===
         embedding = TokenSegmentPositionEmbedding(
-            vocabulary_size, hidden_dim, max_sequence_length, num_segments,
-            dropout, layer_norm_epsilon, initializer_range, dtype=dtype, name="embedding",
+            vocabulary_size, embedding_dim or hidden_dim, max_sequence_length, num_segments,
+            dropout, layer_norm_epsilon, initializer_range, padding_token_id, dtype=dtype, name="embedding",
         )
+        embedding_projection = keras.layers.Dense(
+            hidden_dim, dtype=dtype, name="embedding_projection",
+            kernel_initializer=weight_initializer(initializer_range),
+        ) if embedding_dim else None
         blocks = [
             block_class(
                 num_heads=num_heads, intermediate_dim=intermediate_dim, activation=activation,
@@ -153,23 +183,26 @@ class BertBackbone(keras.Model):
                 initializer_range=initializer_range, dtype=dtype, name=f"encoder_block_{i}",
                 **parameter_efficient,
             )
-            for i in range(num_layers)
+            for i in range(num_distinct_blocks)
         ]
         final_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype="float32", name="final_layer_norm") if normalize_first else None
         pooler = keras.layers.Dense(
             hidden_dim, activation="tanh", dtype=dtype, name="pooler",
             kernel_initializer=weight_initializer(initializer_range),
-        )
+        ) if use_pooler else None
 
         # === Functional model ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
                   for name in ("token_ids", "segment_ids", "padding_mask")}
         x = embedding(inputs["token_ids"], inputs["segment_ids"])
-        x, hidden_states, attentions = run_blocks(blocks, x, inputs["padding_mask"], output_attentions)
+        if embedding_projection is not None:
+            x = embedding_projection(x)
+        x, hidden_states, attentions = run_blocks([blocks[i] for i in order], x, inputs["padding_mask"],
+                                                  output_attentions)
         if final_layer_norm is not None:
             x = final_layer_norm(x)
-        outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :])}
+        outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :]) if pooler else x[:, 0, :]}
         if output_hidden_states:
             outputs["hidden_states"] = hidden_states
         if output_attentions:
@@ -198,7 +231,13 @@ class BertBackbone(keras.Model):
         self.lora_alpha = lora_alpha
         self.lora_targets = lora_targets
         self.lora_dropout = lora_dropout
+        self.embedding_dim = embedding_dim
+        self.num_block_groups = num_block_groups
+        self.blocks_per_group = blocks_per_group
+        self.padding_token_id = padding_token_id
+        self.use_pooler = use_pooler
         self.embedding = embedding
+        self.embedding_projection = embedding_projection
         self.encoder_blocks = blocks
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
@@ -248,6 +287,11 @@ class BertBackbone(keras.Model):
             "lora_alpha": self.lora_alpha,
             "lora_targets": list(self.lora_targets),
             "lora_dropout": self.lora_dropout,
+            "embedding_dim": self.embedding_dim,
+            "num_block_groups": self.num_block_groups,
+            "blocks_per_group": self.blocks_per_group,
+            "padding_token_id": self.padding_token_id,
+            "use_pooler": self.use_pooler,
         }
 
     @classmethod
@@ -275,7 +319,13 @@ class BertBackbone(keras.Model):
 
     @classmethod
     def from_checkpoint(cls, checkpoint, **overrides):
-        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any."""
+        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any. A checkpoint of
+        another family (`checkpoint.family`) is a `FamilyMismatchError` naming it."""
+        if checkpoint.family not in (None, cls.family):
+            raise FamilyMismatchError(
+                f"{checkpoint.source} holds a {checkpoint.family!r} model; {cls.__name__} builds {cls.family!r} "
+                "models. kerasbert.models.backbone_class_for(checkpoint) gives the class of any checkpoint."
+            )
         config = {**checkpoint.backbone_config, **overrides}
         backbone = cls(**config)
         if checkpoint.state_dict is None and checkpoint.keras_weights_path is None:
@@ -313,24 +363,28 @@ class BertBackbone(keras.Model):
         if format == "hf":
             return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
         if format != "kerasbert":
-            raise ValueError(f"format={format!r}: use 'kerasbert' (any backbone) or 'hf' (stock BERT).")
+            raise ValueError(f"format={format!r}: use 'kerasbert' (any backbone) or 'hf' (HF transformers).")
         vocabulary, settings = tokenizer_settings(tokenizer)
         return write_kerasbert_folder(folder, self, vocabulary, settings)
 
     def export_to_hf(self, folder, tokenizer=None, heads=None, id2label=None, allow_lossy=False):
-        """Write a HF transformers folder (`config.json`, `model.safetensors`, vocabulary).
+        """Write a HF transformers folder (`config.json`, `model.safetensors`, vocabulary) of the HF base
+        model of `family` (`BertModel`, `AlbertModel`, ...), which `transformers.AutoModel` loads.
 
-        `heads` adds task weights under HF names (`cls.predictions.*`, `classifier.*`, ...). A
-        backbone HF BERT cannot express (a research block, weights without HF names) is refused
-        with a ValueError naming what would be lost; `allow_lossy=True` writes the stock-BERT part
+        `heads` adds task weights under HF names (`cls.predictions.*`, `classifier.*`, ...; BERT only). A
+        backbone HF cannot express (a research block, weights without HF names) is refused
+        with a ValueError naming what would be lost; `allow_lossy=True` writes the stock part
         with a warning (see `kerasbert.models.hf_expressible`).
 
         Example:
         >>> backbone.export_to_hf("hf_bert", tokenizer=tokenizer)
-        >>> transformers.BertModel.from_pretrained("hf_bert")
+        >>> transformers.AutoModel.from_pretrained("hf_bert")
         """
+        if (heads or id2label) and self.family != "bert":
+            raise ValueError(f"Task heads are written to HF folders of BERT only; this is a {self.family} "
+                             "backbone. Export the backbone alone, or save the task with save_to_preset.")
         check_hf_expressible(self, allow_lossy)
         vocabulary, settings = tokenizer_settings(tokenizer)
         state_dict = {**export_hf_weights(self), **(heads or {})}
         config = self.get_config()
-        return write_hf_folder(folder, config, state_dict, vocabulary, settings or {}, id2label)
+        return write_hf_folder(folder, config, state_dict, vocabulary, settings or {}, id2label, self.family)

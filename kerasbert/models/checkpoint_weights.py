@@ -1,53 +1,93 @@
-"""Map BertBackbone variables to HF BERT state-dict names (the canonical checkpoint names).
+"""Map backbone variables to HF state-dict names (the canonical checkpoint names), for every family.
 
-Every checkpoint reader in `kerasbert.presets` hands over weights under HF `BertModel`
-names in torch layout (`Linear.weight` is `[out, in]`); this module moves them into a
-backbone and back out, so the presets package never needs to know a model class.
+Every checkpoint reader in `kerasbert.presets` hands over weights under the HF base model's names
+(`BertModel`, `AlbertModel`, `RobertaModel`, `DistilBertModel`, `ElectraModel`) in torch layout
+(`Linear.weight` is `[out, in]`); this module moves them into a backbone and back out, so the presets
+package never needs to know a model class. `HF_NAMES` says where each family keeps each part.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
 
 from kerasbert.presets.checkpoint import CheckpointError
 
+# Where HF keeps each part of an encoder block, relative to the block's prefix.
+BERT_BLOCK = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
+              "attention_output": "attention.output.dense", "attention_layer_norm": "attention.output.LayerNorm",
+              "intermediate": "intermediate.dense", "output": "output.dense", "output_layer_norm": "output.LayerNorm"}
+ALBERT_BLOCK = {"query": "attention.query", "key": "attention.key", "value": "attention.value",
+                "attention_output": "attention.dense", "attention_layer_norm": "attention.LayerNorm",
+                "intermediate": "ffn", "output": "ffn_output", "output_layer_norm": "full_layer_layer_norm"}
+DISTILBERT_BLOCK = {"query": "attention.q_lin", "key": "attention.k_lin", "value": "attention.v_lin",
+                    "attention_output": "attention.out_lin", "attention_layer_norm": "sa_layer_norm",
+                    "intermediate": "ffn.lin1", "output": "ffn.lin2", "output_layer_norm": "output_layer_norm"}
+
+
+@dataclasses.dataclass(frozen=True)
+class HfNames:
+    """A family's HF weight names: `block` (see `BERT_BLOCK`), the prefix of distinct block `index` (which is
+    inner block `inner` of group `group` in ALBERT), and the embedding projection and pooler Linear layers
+    (None: the family has none)."""
+
+    block: dict
+    block_prefix: str
+    projection: str | None
+    pooler: str | None
+
+
+HF_NAMES = {
+    "bert": HfNames(BERT_BLOCK, "encoder.layer.{index}", None, "pooler.dense"),
+    "roberta": HfNames(BERT_BLOCK, "encoder.layer.{index}", None, "pooler.dense"),
+    "electra": HfNames(BERT_BLOCK, "encoder.layer.{index}", "embeddings_project", None),
+    "albert": HfNames(ALBERT_BLOCK, "encoder.albert_layer_groups.{group}.albert_layers.{inner}",
+                      "encoder.embedding_hidden_mapping_in", "pooler"),
+    "distilbert": HfNames(DISTILBERT_BLOCK, "transformer.layer.{index}", None, None),
+}
+
 
 def weight_links(backbone):
-    """Yield `(variable, hf_names, kind)` for every backbone weight.
+    """Yield `(variable, hf_names, kind)` for every backbone weight HF's model of `backbone.family` names.
 
     kind: "copy" (same layout), "kernel" (transpose), "qkv_kernel"/"qkv_bias" (three HF
-    tensors fused into one variable along the output axis).
+    tensors fused into one variable along the output axis). A part the family has no name for (a
+    projection in a BERT, a pooler in a DistilBERT) yields nothing.
     """
+    names = HF_NAMES[backbone.family]
     embedding = backbone.embedding
     yield embedding.token_embedding.embeddings, ["embeddings.word_embeddings.weight"], "copy"
-    yield embedding.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"], "copy"
+    if embedding.segment_embedding is not None:
+        yield embedding.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"], "copy"
     yield embedding.position_embedding.embeddings, ["embeddings.position_embeddings.weight"], "copy"
     yield embedding.layer_norm.gamma, ["embeddings.LayerNorm.weight"], "copy"
     yield embedding.layer_norm.beta, ["embeddings.LayerNorm.bias"], "copy"
-    for i, block in enumerate(backbone.encoder_blocks):
-        prefix = f"encoder.layer.{i}"
-        qkv = [f"{prefix}.attention.self.{part}" for part in ("query", "key", "value")]
-        attention = block.attention
-        yield attention.qkv_dense.kernel, [f"{n}.weight" for n in qkv], "qkv_kernel"
-        yield attention.qkv_dense.bias, [f"{n}.bias" for n in qkv], "qkv_bias"
-        dense_layers = [
-            (attention.output_dense, f"{prefix}.attention.output.dense"),
-            (block.intermediate_dense, f"{prefix}.intermediate.dense"),
-            (block.output_dense, f"{prefix}.output.dense"),
-        ]
-        for layer, name in dense_layers:
-            yield from dense_links(layer, name)
-        norms = [
-            (block.attention_layer_norm, f"{prefix}.attention.output.LayerNorm"),
-            (block.output_layer_norm, f"{prefix}.output.LayerNorm"),
-        ]
-        for layer, name in norms:
-            yield layer.gamma, [f"{name}.weight"], "copy"
-            yield layer.beta, [f"{name}.bias"], "copy"
+    if backbone.embedding_projection is not None and names.projection:
+        yield from dense_links(backbone.embedding_projection, names.projection)
+    for index, block in enumerate(backbone.encoder_blocks):
+        prefix = names.block_prefix.format(index=index, group=index // backbone.blocks_per_group,
+                                           inner=index % backbone.blocks_per_group)
+        yield from block_links(block, {part: f"{prefix}.{name}" for part, name in names.block.items()})
     if backbone.final_layer_norm is not None:
         yield backbone.final_layer_norm.gamma, ["encoder.final_layer_norm.weight"], "copy"
         yield backbone.final_layer_norm.beta, ["encoder.final_layer_norm.bias"], "copy"
-    yield from dense_links(backbone.pooler, "pooler.dense")
+    if backbone.pooler is not None and names.pooler:
+        yield from dense_links(backbone.pooler, names.pooler)
+
+
+def block_links(block, names):
+    """`(variable, hf_names, kind)` of one `TransformerEncoderBlock` whose parts HF calls `names`."""
+    qkv = [names[part] for part in ("query", "key", "value")]
+    attention = block.attention
+    yield attention.qkv_dense.kernel, [f"{n}.weight" for n in qkv], "qkv_kernel"
+    yield attention.qkv_dense.bias, [f"{n}.bias" for n in qkv], "qkv_bias"
+    yield from dense_links(attention.output_dense, names["attention_output"])
+    yield from dense_links(block.intermediate_dense, names["intermediate"])
+    yield from dense_links(block.output_dense, names["output"])
+    for layer, part in ((block.attention_layer_norm, "attention_layer_norm"),
+                        (block.output_layer_norm, "output_layer_norm")):
+        yield layer.gamma, [f"{names[part]}.weight"], "copy"
+        yield layer.beta, [f"{names[part]}.bias"], "copy"
 
 
 def to_keras_layout(arrays, kind):
@@ -107,7 +147,8 @@ def assign_links(links, state_dict, source, optional=()):
     if missing_required:
         raise ValueError(
             f"{source} lacks {len(missing_required)} weight(s) the model needs, e.g. "
-            f"{missing_required[:5]}. Is this a BERT checkpoint with the same number of layers?"
+            f"{missing_required[:5]}. Is this a checkpoint of the same model family with the same number of "
+            "layers?"
         )
     for variable, names, kind in links:
         if any(name in missing for name in names):
@@ -133,7 +174,8 @@ def export_links(links):
 
 
 def export_hf_weights(backbone):
-    """Return the backbone's weights as a dict of HF `BertModel` names -> numpy arrays."""
+    """Return the backbone's weights as a dict of HF base-model names (`BertModel`, `AlbertModel`, ... as
+    `backbone.family`) -> numpy arrays."""
     return export_links(weight_links(backbone))
 
 
@@ -149,9 +191,10 @@ def apply_checkpoint(backbone, checkpoint):
                 "another config."
             ) from None
         return
+    pooler = HF_NAMES[backbone.family].pooler
     missing = assign_links(
         weight_links(backbone), checkpoint.state_dict, checkpoint.source,
-        optional=("pooler.dense.weight", "pooler.dense.bias"),
+        optional=(f"{pooler}.weight", f"{pooler}.bias") if pooler else (),
     )
     if missing:
         warnings.warn(

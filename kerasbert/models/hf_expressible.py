@@ -1,4 +1,5 @@
-"""What of a backbone HF `BertModel` cannot hold: changed computation and weights without an HF name.
+"""What of a backbone HF `BertModel` (or the HF model of its family) cannot hold: changed computation and
+weights without an HF name.
 
 A backbone with a research block (another scoring function, a gated residual, a scaled
 feed-forward) still has every stock weight, so an HF folder could be written, but HF would load it
@@ -57,9 +58,10 @@ def hf_inexpressible(backbone):
     try:
         linked = {id(variable) for variable, _, _ in weight_links(backbone)}
     except AttributeError as error:  # a replaced layer without the stock sub-layers
-        raise ValueError(f"An HF BERT folder cannot hold this backbone: {'; '.join(problems)}, and it "
-                         f"lacks weights that HF BERT has ({error}). Save it with save_to_preset(folder) "
-                         "(the kerasbert format keeps every weight and the block class).") from None
+        raise ValueError(f"An HF {backbone.family} folder cannot hold this backbone: {'; '.join(problems)}, and "
+                         f"it lacks weights that HF {backbone.family} has ({error}). Save it with "
+                         "save_to_preset(folder) (the kerasbert format keeps every weight and the block "
+                         "class).") from None
     unnamed = [variable.path for variable in backbone.weights if id(variable) not in linked]
     if unnamed:
         problems.append(f"{len(unnamed)} weight(s) have no HF name ({', '.join(unnamed[:4])}"
@@ -72,8 +74,9 @@ def check_hf_expressible(backbone, allow_lossy=False):
     problems = hf_inexpressible(backbone)
     if not problems:
         return
-    message = (f"An HF BERT folder cannot hold this backbone: {'; '.join(problems)}. HF transformers "
-               "would load the stock-BERT weights into stock BERT and compute something else.")
+    message = (f"An HF {backbone.family} folder cannot hold this backbone: {'; '.join(problems)}. HF "
+               f"transformers would load the stock-BERT weights into a stock {backbone.family} and compute "
+               "something else.")
     if not allow_lossy:
         raise ValueError(f"{message} Save it with save_to_preset(folder) (the kerasbert format keeps "
                          "every weight and the block class), or pass allow_lossy=True to write the "

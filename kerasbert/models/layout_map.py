@@ -38,23 +38,26 @@ def bert_layout_map(device_mesh, model_parallel_dim_name="model", data_parallel_
     return layout_map
 
 
-def backbone_weight_shapes(vocabulary_size, num_layers, hidden_dim, intermediate_dim,
-                           max_sequence_length, num_segments, normalize_first, **_):
-    """`{weight path: shape}` of a `BertBackbone` with this config, known before it is built.
+def backbone_weight_shapes(vocabulary_size, num_blocks, hidden_dim, intermediate_dim, max_sequence_length,
+                           num_segments, normalize_first, embedding_dim=None, use_pooler=True):
+    """`{weight path: shape}` of a `BertBackbone` with this config (`num_blocks` distinct encoder blocks),
+    known before it is built.
 
     >>> shapes = backbone_weight_shapes(100, 1, 8, 16, 16, 2, False)
     >>> shapes["encoder_block_0/attention/qkv_dense/kernel"]
     (8, 24)
     """
-    layer_norm = lambda path: {f"{path}/gamma": (hidden_dim,), f"{path}/beta": (hidden_dim,)}  # noqa: E731
+    layer_norm = lambda path, width=hidden_dim: {f"{path}/gamma": (width,), f"{path}/beta": (width,)}  # noqa: E731
     dense = lambda path, inputs, outputs: {f"{path}/kernel": (inputs, outputs), f"{path}/bias": (outputs,)}  # noqa: E731
-    shapes = {
-        "embedding/token_embedding/embeddings": (vocabulary_size, hidden_dim),
-        "embedding/segment_embedding/embeddings": (num_segments, hidden_dim),
-        "embedding/position_embedding/embeddings": (max_sequence_length, hidden_dim),
-        **layer_norm("embedding/layer_norm"),
-    }
-    for index in range(num_layers):
+    width = embedding_dim or hidden_dim
+    shapes = {"embedding/token_embedding/embeddings": (vocabulary_size, width)}
+    if num_segments:
+        shapes["embedding/segment_embedding/embeddings"] = (num_segments, width)
+    shapes.update({"embedding/position_embedding/embeddings": (max_sequence_length, width),
+                   **layer_norm("embedding/layer_norm", width)})
+    if embedding_dim:
+        shapes.update(dense("embedding_projection", embedding_dim, hidden_dim))
+    for index in range(num_blocks):
         block = f"encoder_block_{index}"
         shapes.update({
             **dense(f"{block}/attention/qkv_dense", hidden_dim, 3 * hidden_dim),
@@ -66,7 +69,9 @@ def backbone_weight_shapes(vocabulary_size, num_layers, hidden_dim, intermediate
         })
     if normalize_first:
         shapes.update(layer_norm("final_layer_norm"))
-    return {**shapes, **dense("pooler", hidden_dim, hidden_dim)}
+    if use_pooler:
+        shapes.update(dense("pooler", hidden_dim, hidden_dim))
+    return shapes
 
 
 def check_layouts_fit(weight_shapes):

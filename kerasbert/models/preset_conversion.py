@@ -9,7 +9,8 @@ Example:
 >>> convert_preset("bert_tiny_kerasbert", "bert_tiny_hf", format="hf")          # -> transformers
 """
 
-from kerasbert.models.bert_backbone import BertBackbone, tokenizer_settings
+from kerasbert.models.backbone_families import backbone_class_for
+from kerasbert.models.bert_backbone import tokenizer_settings
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
@@ -24,7 +25,7 @@ def convert_preset(source, destination, format="kerasbert", allow_pickle=False):
     if format not in FORMATS:
         raise ValueError(f"format={format!r}: use one of {', '.join(FORMATS)}.")
     checkpoint = load_checkpoint(source, True, allow_pickle)
-    backbone = BertBackbone.from_checkpoint(checkpoint)
+    backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint)
     tokenizer = load_tokenizer(source, BertTokenizer)
     heads = {name: value for prefix in HEAD_PREFIXES for name, value in checkpoint.heads(prefix).items()}
     if format == "hf":

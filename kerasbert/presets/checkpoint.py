@@ -8,6 +8,14 @@ class CheckpointError(ValueError):
     """A checkpoint file is missing, corrupt, or does not match its config."""
 
 
+class UnsupportedModelTypeError(CheckpointError):
+    """A checkpoint of a model type (HF `model_type`) that kerasbert does not read."""
+
+
+class FamilyMismatchError(CheckpointError):
+    """Weights of another model family than their config says, or than the backbone class loading them."""
+
+
 @dataclasses.dataclass
 class Checkpoint:
     """A checkpoint read from disk, independent of its original format.
@@ -28,6 +36,9 @@ class Checkpoint:
         task_config: the application config saved in a kerasbert preset, if any.
         architectures: the HF model classes the checkpoint was saved from (e.g.
             "BertForSequenceClassification"), which tell apart heads that share names.
+        family: the model family, an HF `model_type` ("bert", "albert", "roberta", "distilbert",
+            "electra"), which picks the backbone class (`kerasbert.models.backbone_class_for`); None when
+            the files do not say (a kerasbert preset: the class that loads it decides).
     """
 
     source: str
@@ -40,6 +51,7 @@ class Checkpoint:
     id2label: dict | None = None
     task_config: dict | None = None
     architectures: tuple = ()
+    family: str | None = None
 
     def heads(self, prefix, architecture=None):
         """The head weights whose names start with `prefix`, e.g. "cls.predictions.".

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
-from kerasbert.presets.hf_format import HF_ACTIVATIONS, backbone_config_from_hf, read_json
+from kerasbert.presets.hf_families import HF_ACTIVATIONS, backbone_config_from_hf
+from kerasbert.presets.hf_format import read_json
 
 # google-research/bert's `gelu` is the tanh approximation.
 GOOGLE_ACTIVATIONS = {**HF_ACTIVATIONS, "gelu": "gelu_approximate"}

@@ -1,4 +1,5 @@
-"""HF transformers BERT folders: `config.json`, `model.safetensors`, `vocab.txt`, tokenizer files."""
+"""HF transformers folders of BERT and its family (ALBERT, RoBERTa, DistilBERT, ELECTRA): `config.json`,
+`model.safetensors`, `vocab.txt`, tokenizer files."""
 
 import json
 from pathlib import Path
@@ -6,34 +7,14 @@ from pathlib import Path
 import numpy as np
 
 from kerasbert.atomic_files import atomic_path, write_text_atomically
-from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
+from kerasbert.presets.checkpoint import Checkpoint, CheckpointError, FamilyMismatchError
+from kerasbert.presets.hf_families import (
+    FAMILIES,
+    backbone_config_from_hf,
+    family_of,
+    hf_config_from_backbone,
+)
 
-# HF `hidden_act` -> kerasbert activation. "gelu" in HF is the exact erf GELU.
-HF_ACTIVATIONS = {
-    "gelu": "gelu",
-    "gelu_new": "gelu_approximate",
-    "gelu_pytorch_tanh": "gelu_approximate",
-    "gelu_fast": "gelu_approximate",
-    "relu": "relu",
-    "silu": "silu",
-    "swish": "silu",
-}
-KERASBERT_TO_HF_ACTIVATION = {"gelu": "gelu", "gelu_approximate": "gelu_new", "relu": "relu", "silu": "silu"}
-
-# HF config key -> BertBackbone argument.
-CONFIG_KEYS = {
-    "vocab_size": "vocabulary_size",
-    "num_hidden_layers": "num_layers",
-    "num_attention_heads": "num_heads",
-    "hidden_size": "hidden_dim",
-    "intermediate_size": "intermediate_dim",
-    "hidden_dropout_prob": "dropout",
-    "attention_probs_dropout_prob": "attention_dropout",
-    "max_position_embeddings": "max_sequence_length",
-    "type_vocab_size": "num_segments",
-    "layer_norm_eps": "layer_norm_epsilon",
-    "initializer_range": "initializer_range",
-}
 HEAD_ARCHITECTURES = [
     ("qa_outputs.", "BertForQuestionAnswering"),
     ("classifier.", "BertForSequenceClassification"),
@@ -49,66 +30,16 @@ def read_json(path):
         raise CheckpointError(f"{path} is not valid JSON ({error}); the file is corrupt.") from None
 
 
-def backbone_config_from_hf(hf_config, source, activation_names=HF_ACTIVATIONS):
-    """Translate a HF/Google BERT config dict into `BertBackbone` arguments.
-
-    Example:
-    >>> backbone_config_from_hf({"hidden_size": 384, ...}, "config.json")["hidden_dim"]
-    384
-    """
-    model_type = hf_config.get("model_type", "bert")
-    if model_type != "bert":
-        raise CheckpointError(f"{source} describes a {model_type!r} model; kerasbert reads BERT checkpoints.")
-    position_type = hf_config.get("position_embedding_type", "absolute")
-    if position_type != "absolute":
-        raise CheckpointError(
-            f"{source}: position_embedding_type={position_type!r} is not supported; BERT uses "
-            "learned absolute positions."
-        )
-    missing = [key for key in CONFIG_KEYS if key not in hf_config and key != "layer_norm_eps"]
-    if missing:
-        raise CheckpointError(f"{source} lacks the BERT config keys {missing}.")
-    config = {ours: hf_config[theirs] for theirs, ours in CONFIG_KEYS.items() if theirs in hf_config}
-    config.setdefault("layer_norm_epsilon", 1e-12)
-    activation = hf_config.get("hidden_act", "gelu")
-    if activation not in activation_names:
-        raise CheckpointError(
-            f"{source}: hidden_act={activation!r} is not supported; expected one of "
-            f"{sorted(activation_names)}."
-        )
-    config["activation"] = activation_names[activation]
-    return config
-
-
-def hf_config_from_backbone(config, id2label=None, architecture="BertModel"):
-    """The HF `config.json` dict of a `BertBackbone` config."""
-    if config.get("normalize_first"):
-        raise ValueError("A pre-LN backbone (normalize_first=True) has no HF BERT equivalent.")
-    hf = {theirs: config[ours] for theirs, ours in CONFIG_KEYS.items()}
-    hf.update(
-        {
-            "architectures": [architecture],
-            "model_type": "bert",
-            "hidden_act": KERASBERT_TO_HF_ACTIVATION[config["activation"]],
-            "position_embedding_type": "absolute",
-            "pad_token_id": 0,
-        }
-    )
-    if id2label:
-        hf["id2label"] = {str(i): label for i, label in id2label.items()}
-        hf["label2id"] = {label: int(i) for i, label in id2label.items()}
-    return hf
-
-
-def canonical_name(name):
-    """Strip the `bert.` prefix of task checkpoints and rename old LayerNorm gamma/beta."""
-    if name.startswith("bert."):
-        name = name[len("bert."):]
+def canonical_name(name, prefix="bert."):
+    """Strip the base model's prefix of task checkpoints (`bert.`, `albert.`, ...) and rename old LayerNorm
+    gamma/beta."""
+    if name.startswith(prefix):
+        name = name[len(prefix):]
     return name.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
 
 
-def read_weights(folder, allow_pickle):
-    """Read `model.safetensors` (or, with `allow_pickle=True`, `pytorch_model.bin`)."""
+def read_weights(folder, allow_pickle, prefix="bert."):
+    """Read `model.safetensors` (or, with `allow_pickle=True`, `pytorch_model.bin`), names without `prefix`."""
     safetensors_path = folder / "model.safetensors"
     pickle_path = folder / "pytorch_model.bin"
     if safetensors_path.is_file():
@@ -131,7 +62,7 @@ def read_weights(folder, allow_pickle):
         raw = read_pickled_weights(pickle_path)
     else:
         raise CheckpointError(f"{folder} has no model.safetensors (or pytorch_model.bin).")
-    return {canonical_name(name): np.asarray(value) for name, value in raw.items()}
+    return {canonical_name(name, prefix): np.asarray(value) for name, value in raw.items()}
 
 
 def read_pickled_weights(path):
@@ -170,16 +101,46 @@ def tokenizer_config_from_hf(folder):
     }
 
 
+def check_weights_fit_the_config(state_dict, config, model_type, source):
+    """A CheckpointError, before any model is built, when the weights belong to another family (a
+    `FamilyMismatchError`: the family's marker weight is missing; the message names the family they look
+    like) or the embedding tables do not have the config's shapes (e.g. a RoBERTa config, 514 positions,
+    over BERT weights, 512)."""
+    marker = FAMILIES[model_type].marker_weight
+    if marker not in state_dict:
+        look_alikes = [name for name, family in FAMILIES.items() if family.marker_weight in state_dict]
+        raise FamilyMismatchError(
+            f"{source}: config.json describes a {model_type!r} model, but the weights have no {marker}"
+            + (f"; they are named as in a {' / '.join(look_alikes)} checkpoint" if look_alikes else "")
+            + ". The config and the weights do not belong together."
+        )
+    width = config["embedding_dim"] or config["hidden_dim"]
+    expected = {"embeddings.word_embeddings.weight": (config["vocabulary_size"], width),
+                "embeddings.position_embeddings.weight": (config["max_sequence_length"], width)}
+    for name, shape in expected.items():
+        if name in state_dict and tuple(state_dict[name].shape) != shape:
+            raise CheckpointError(
+                f"{source}: weight {name} has shape {tuple(state_dict[name].shape)}, but its config.json "
+                f"({model_type}) asks for {shape}. The config and the weights do not belong together."
+            )
+
+
 def read_hf_folder(folder, load_weights=True, allow_pickle=False):
-    """Read a HF BERT folder into a `Checkpoint`.
+    """Read a HF folder of any supported family (`config.json`'s `model_type`) into a `Checkpoint`.
 
     Example:
     >>> checkpoint = read_hf_folder(Path("all-MiniLM-L6-v2"))
-    >>> checkpoint.backbone_config["num_layers"]
-    6
+    >>> checkpoint.backbone_config["num_layers"], checkpoint.family
+    (6, 'bert')
     """
     folder = Path(folder)
     hf_config = read_json(folder / "config.json")
+    model_type = family_of(hf_config, folder / "config.json")
+    backbone_config = backbone_config_from_hf(hf_config, folder / "config.json")
+    state_dict = None
+    if load_weights:
+        state_dict = read_weights(folder, allow_pickle, FAMILIES[model_type].weight_prefix)
+        check_weights_fit_the_config(state_dict, backbone_config, model_type, folder)
     id2label = hf_config.get("id2label")
     if id2label:
         id2label = {int(i): label for i, label in id2label.items()}
@@ -187,30 +148,39 @@ def read_hf_folder(folder, load_weights=True, allow_pickle=False):
     return Checkpoint(
         source=str(folder),
         format="hf",
-        backbone_config=backbone_config_from_hf(hf_config, folder / "config.json"),
+        backbone_config=backbone_config,
         tokenizer_config=tokenizer_config_from_hf(folder),
         vocabulary_path=vocabulary if vocabulary.is_file() else None,
-        state_dict=read_weights(folder, allow_pickle) if load_weights else None,
+        state_dict=state_dict,
         id2label=id2label,
         architectures=tuple(hf_config.get("architectures") or ()),
+        family=model_type,
     )
 
 
-def write_hf_folder(folder, backbone_config, state_dict, vocabulary, tokenizer_config, id2label=None):
+def write_hf_folder(folder, backbone_config, state_dict, vocabulary, tokenizer_config, id2label=None,
+                    model_type="bert"):
     """Write a folder that `transformers.AutoModel.from_pretrained` and `BertTokenizerFast` load.
 
-    `state_dict` uses HF `BertModel` names; head weights (`cls.*`, `classifier.*`,
-    `qa_outputs.*`) are written with the `bert.` prefix convention of HF task models.
+    `state_dict` uses the HF base model's names of `model_type` (`BertModel`, `AlbertModel`, ...); BERT head
+    weights (`cls.*`, `classifier.*`, `qa_outputs.*`) are written with the `bert.` prefix convention of HF
+    task models (the other families are written without heads).
     """
     from safetensors.numpy import save_file
 
     folder = Path(folder)
+    architecture = FAMILIES[model_type].architecture
+    if model_type == "bert":
+        architecture = next(
+            (arch for prefix, arch in HEAD_ARCHITECTURES if any(k.startswith(prefix) for k in state_dict)),
+            architecture,
+        )
+    hf_config = hf_config_from_backbone(backbone_config, model_type, architecture)
+    if id2label:
+        hf_config["id2label"] = {str(i): label for i, label in id2label.items()}
+        hf_config["label2id"] = {label: int(i) for i, label in id2label.items()}
     folder.mkdir(parents=True, exist_ok=True)
-    architecture = next(
-        (arch for prefix, arch in HEAD_ARCHITECTURES if any(k.startswith(prefix) for k in state_dict)),
-        "BertModel",
-    )
-    if architecture != "BertModel":
+    if architecture != "BertModel" and model_type == "bert":
         head_prefixes = ("cls.", "classifier.", "qa_outputs.")
         state_dict = {
             (name if name.startswith(head_prefixes) else f"bert.{name}"): value
@@ -231,6 +201,5 @@ def write_hf_folder(folder, backbone_config, state_dict, vocabulary, tokenizer_c
         "model_max_length": backbone_config["max_sequence_length"],
     }
     write_text_atomically(folder / "tokenizer_config.json", json.dumps(tokenizer_json, indent=2))
-    hf_config = hf_config_from_backbone(backbone_config, id2label, architecture)
     write_text_atomically(folder / "config.json", json.dumps(hf_config, indent=2))
     return folder

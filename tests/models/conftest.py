@@ -1,0 +1,55 @@
+"""Seeded, randomly initialised small HF transformers models of each BERT-family type, saved as HF folders.
+
+No real ALBERT, RoBERTa, DistilBERT or ELECTRA weights can be downloaded here; a seeded random model
+exercises the same code paths (config translation, weight names, positions, activations, poolers).
+"""
+
+import pytest
+
+VOCABULARY_SIZE = 99  # covers every id test_family_backbones.padded_batch draws (3 to 98)
+SIZES = {"vocab_size": VOCABULARY_SIZE, "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
+         "max_position_embeddings": 40}
+
+
+def hf_configs(transformers):
+    """name -> (HF config, HF base model class): one of each family, ALBERT also with grouped sharing, ELECTRA
+    also with embeddings as wide as the hidden states (then HF has no projection)."""
+    return {
+        "bert": (transformers.BertConfig(**SIZES, num_hidden_layers=2), transformers.BertModel),
+        "albert": (transformers.AlbertConfig(**SIZES, num_hidden_layers=3, embedding_size=16),
+                   transformers.AlbertModel),
+        "albert_grouped": (transformers.AlbertConfig(**SIZES, num_hidden_layers=4, embedding_size=16,
+                                                     num_hidden_groups=2, inner_group_num=2),
+                           transformers.AlbertModel),
+        "roberta": (transformers.RobertaConfig(**{**SIZES, "max_position_embeddings": 42}, num_hidden_layers=2,
+                                               type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1),
+                    transformers.RobertaModel),
+        "distilbert": (transformers.DistilBertConfig(vocab_size=VOCABULARY_SIZE, dim=32, n_layers=2, n_heads=4,
+                                                     hidden_dim=64, max_position_embeddings=40),
+                       transformers.DistilBertModel),
+        "electra": (transformers.ElectraConfig(**SIZES, num_hidden_layers=2, embedding_size=16),
+                    transformers.ElectraModel),
+        "electra_same_width": (transformers.ElectraConfig(**SIZES, num_hidden_layers=2, embedding_size=32),
+                               transformers.ElectraModel),
+    }
+
+
+@pytest.fixture(scope="session")
+def hf_family_model(tmp_path_factory):
+    """`hf_family_model(name)` -> (folder, HF model in eval mode), built once per session with seed 0."""
+    torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
+    transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
+    built = {}
+
+    def build(name):
+        if name not in built:
+            config, model_class = hf_configs(transformers)[name]
+            torch.manual_seed(0)
+            model = model_class(config).eval()
+            folder = tmp_path_factory.mktemp(name)
+            model.save_pretrained(str(folder))
+            built[name] = folder, model
+        return built[name]
+
+    return build
+
