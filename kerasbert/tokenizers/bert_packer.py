@@ -57,17 +57,25 @@ class BertPacker(keras.layers.Layer):
     def call(self, inputs):
         segments = list(inputs) if isinstance(inputs, (tuple, list)) else [inputs]
         if len(segments) not in (1, 2):
-            raise ValueError(f"BertPacker packs one segment or a pair, got {len(segments)} segments.")
+            raise ValueError(f"{type(self).__name__} packs one segment or a pair, got {len(segments)} segments.")
         segments = [to_ragged_ids(segment) for segment in segments]
         unbatched = segments[0].shape.rank == 1
         if unbatched:
             segments = [tf.RaggedTensor.from_tensor(segment[tf.newaxis]) for segment in segments]
         if any(segment.shape.rank != 2 for segment in segments):
-            raise ValueError("BertPacker takes ids of shape [batch, (tokens)] or one row [(tokens)].")
+            raise ValueError(f"{type(self).__name__} takes ids of shape [batch, (tokens)] or one row [(tokens)].")
         if self.sequence_length is not None:
-            segments = truncate_longest_first(segments, self.sequence_length - len(segments) - 1)
+            special_tokens = self.num_special_tokens(len(segments))
+            if self.sequence_length < special_tokens:
+                raise ValueError(f"{type(self).__name__} needs sequence_length of at least {special_tokens} for "
+                                 f"{len(segments)} segment(s), got {self.sequence_length}.")
+            segments = truncate_longest_first(segments, self.sequence_length - special_tokens)
         outputs = self._pack(segments)
         return {name: value[0] for name, value in outputs.items()} if unbatched else outputs
+
+    def num_special_tokens(self, num_segments):
+        """`[CLS]` and one `[SEP]` per segment."""
+        return num_segments + 1
 
     def _pack(self, segments):
         batch_size = segments[0].nrows()
