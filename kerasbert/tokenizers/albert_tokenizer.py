@@ -1,0 +1,656 @@
+"""AlbertTokenizer: ALBERT's SentencePiece tokenisation with the ids and offsets of HF's fast tokenizer.
+
+HF's `AlbertTokenizerFast` (transformers 5, built from an `spiece.model`) does not run SentencePiece's
+own pipeline. It cuts the special and user-defined pieces written in the raw text out, then, on the
+rest: makes two backquotes or two apostrophes a `"`, NFKD, drops combining marks, lower-cases, applies
+the model's precompiled character map, splits on whitespace (which also drops extra spaces, ALBERT's
+`remove_space`), puts `▁` in front of every word (a `▁` inside a word starts a new one) and runs the
+unigram model on each word. Here the same steps are TensorFlow graph ops on the code points of the
+whole batch; SentencePiece (tensorflow-text) only runs the unigram model, from a copy of the proto
+with its normaliser switched off and all its pieces ordinary, as they are for HF.
+"""
+
+import functools
+import os
+import unicodedata
+from typing import NamedTuple
+
+import keras
+import numpy as np
+import tensorflow as tf
+import tensorflow_text as tf_text
+from sentencepiece import SentencePieceProcessor, sentencepiece_model_pb2
+
+from kerasbert.tokenizers import unicode_tables
+from kerasbert.tokenizers.bert_tokenizer import restore_outer_shape, to_int_ids
+from kerasbert.tokenizers.string_inputs import to_string_tensor
+from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
+
+PROTO_ASSET = "spiece.model"  # inside a `.keras` file's assets: the SentencePiece model, as is
+WORD_START = 0x2581  # "▁", SentencePiece's mark of a word start
+QUOTE_PAIRS = (0x60, 0x27)  # "``" and "''" become '"' (0x22)
+BLOCK_SIZE = 256
+
+
+def read_proto(proto):
+    """`(bytes, ModelProto)` of a SentencePiece unigram model given as bytes, a file or a folder
+    holding `spiece.model`; a ValueError naming the file if it is not one."""
+    name = "the given bytes"
+    if not isinstance(proto, bytes):
+        name = os.fspath(proto)
+        if os.path.isdir(name):
+            name = os.path.join(name, PROTO_ASSET)
+        if not os.path.isfile(name):
+            raise ValueError(
+                f"No SentencePiece model at {name}: give the path to `{PROTO_ASSET}` or its folder."
+            )
+        with open(name, "rb") as file:
+            proto = file.read()
+    model = sentencepiece_model_pb2.ModelProto()
+    try:
+        model.ParseFromString(proto)
+        SentencePieceProcessor(model_proto=proto)
+    except Exception as error:  # protobuf's DecodeError, or SentencePiece refusing the model
+        raise ValueError(f"{name} is not a SentencePiece model ({error}).") from None
+    if not model.pieces or model.trainer_spec.model_type != model.trainer_spec.UNIGRAM:
+        raise ValueError(f"{name} is not a SentencePiece unigram model (ALBERT's kind).")
+    return proto, model
+
+
+def unigram_only_proto(model, penalise_digit_commas):
+    """The proto for tensorflow-text: no normalisation, no dummy prefix, no byte fallback, and every
+    piece ordinary, as in HF's unigram model (where even the unknown piece's text can match), with
+    a new unknown piece at the end (id = the model's size) for SentencePiece's unknown characters.
+    `penalise_digit_commas`: pieces ending in a digit and a comma lose 100, as HF's `AlbertConverter`
+    does (for ALBERT's `"9,"` rule)."""
+    model = type(model).FromString(model.SerializeToString())
+    spec = model.normalizer_spec
+    spec.name, spec.precompiled_charsmap = "none", no_op_charsmap()
+    spec.add_dummy_prefix = spec.remove_extra_whitespaces = spec.escape_whitespaces = False
+    model.trainer_spec.byte_fallback = False
+    pieces = {piece.piece for piece in model.pieces}
+    unknown = model.trainer_spec.unk_piece or "<unk>"
+    while unknown in pieces:
+        unknown += chr(WORD_START)
+    for piece in model.pieces:
+        piece.type = piece.NORMAL
+        if penalise_digit_commas and piece.piece[-1:] == "," and piece.piece[-2:-1].isdigit():
+            piece.score -= 100
+    model.pieces.add(piece=unknown, score=0.0, type=sentencepiece_model_pb2.ModelProto.SentencePiece.UNKNOWN)
+    model.trainer_spec.unk_id, model.trainer_spec.unk_piece = len(model.pieces) - 1, unknown
+    return model.SerializeToString()
+
+
+def no_op_charsmap():
+    """A precompiled character map that changes nothing: its one key, the byte 0xFF, is never in
+    UTF-8 text. (An empty map does the same, but SentencePiece logs a notice for it at every load.)"""
+    units = np.zeros(512, np.uint32)
+    units[0] = 256 << 10  # the root: its child for byte b is unit 256 ^ b
+    units[256 ^ 0xFF] = 0xFF | 1 << 8 | 1 << 10  # byte 0xFF, has a leaf, at unit (256 ^ 0xFF) ^ 1
+    units[256 ^ 0xFF ^ 1] = 1 << 31  # the leaf: offset 0 of the strings, ""
+    return len(units.tobytes()).to_bytes(4, "little") + units.tobytes() + b"\0"
+
+
+def precompiled_characters(charsmap):
+    """`{code point: replacement}` for every single-character entry of a precompiled character map
+    (SentencePiece's `normalizer_spec.precompiled_charsmap`: a darts-clone trie, then strings).
+
+    HF's `Precompiled` normaliser looks characters up one by one, but grapheme clusters shorter than
+    6 bytes whole: after accent stripping that leaves CR LF (spaces either way); with accents kept,
+    a letter and its combining marks, which HF composes (`e` + U+0301 -> `é`) and this map does not.
+    """
+    if not charsmap:
+        return {}
+    trie_size = int.from_bytes(charsmap[:4], "little")
+    units = np.frombuffer(charsmap[4 : 4 + trie_size], np.uint32).astype(np.int64)
+    strings = charsmap[4 + trie_size :]
+    labels = units & ((1 << 31) | 0xFF)
+
+    def offset(unit):
+        return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+    labels_tried = np.arange(1, 256)
+    nodes, code_points, remaining = offset(units[:1]), np.zeros(1, np.int64), np.zeros(1, np.int64)
+    found = {}
+    for depth in range(4):  # one UTF-8 byte per level
+        children = nodes[:, None] ^ labels_tried[None, :]
+        parent, column = np.nonzero(labels[np.minimum(children, len(units) - 1)] == labels_tried[None, :])
+        byte, child = labels_tried[column], children[parent, column]
+        if depth == 0:
+            length = np.select([byte < 0x80, byte >= 0xF0, byte >= 0xE0, byte >= 0xC0], [1, 4, 3, 2], 0)
+            code_point = np.select(
+                [byte < 0x80, byte >= 0xF0, byte >= 0xE0], [byte, byte & 7, byte & 15], byte & 31
+            )
+            valid, left = length > 0, length - 1
+        else:
+            valid = (byte & 0xC0) == 0x80
+            code_point, left = code_points[parent] << 6 | (byte & 0x3F), remaining[parent] - 1
+        child, code_point, left = child[valid], code_point[valid], left[valid]
+        after = child ^ offset(units[child])
+        whole = left == 0
+        leaf = whole & ((units[child] >> 8) & 1 == 1)  # a whole character that is a key
+        for point, node in zip(code_point[leaf], after[leaf]):
+            start = int(units[node] & 0x7FFFFFFF)
+            found[int(point)] = strings[start : strings.index(b"\0", start)].decode("utf-8")
+        nodes, code_points, remaining = after[~whole], code_point[~whole], left[~whole]
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def unicode_properties():
+    """Python's NFKD of every code point it changes, and the combining marks (categories M*)."""
+    decompositions, marks = {}, set()
+    for code_point in range(0x110000):
+        char = chr(code_point)
+        if not unicodedata.is_normalized("NFKD", char):
+            decompositions[code_point] = tuple(map(ord, unicodedata.normalize("NFKD", char)))
+        if unicodedata.category(char)[0] == "M":
+            marks.add(code_point)
+    return decompositions, frozenset(marks)
+
+
+class NormalizationTables(NamedTuple):
+    """Code point -> `1 + index` of its replacement (0: unchanged), in two levels:
+    `blocks[block_starts[cp >> 8] + (cp & 255)]`; replacement `i` is
+    `values[row_splits[i]:row_splits[i + 1]]` (possibly empty: the character is dropped)."""
+
+    block_starts: np.ndarray
+    blocks: np.ndarray
+    row_splits: np.ndarray
+    values: np.ndarray
+
+
+@functools.lru_cache(maxsize=4)
+def normalization_tables(charsmap, lowercase, strip_accents):
+    """HF's ALBERT normaliser after the quote replacement, composed per code point: NFKD and mark
+    removal (`strip_accents`), lower-casing (Rust `to_lowercase`, measured) and the character map."""
+    decompositions, marks = unicode_properties()
+    character_map = {point: tuple(map(ord, text)) for point, text in precompiled_characters(charsmap).items()}
+    lower = unicode_tables.LOWERCASE_MAP if lowercase else {}
+    candidates = set(character_map) | set(lower)
+    if strip_accents:
+        candidates |= set(decompositions) | marks
+    replacements = {}
+    for code_point in sorted(candidates):
+        result = (code_point,)
+        if strip_accents:
+            result = tuple(c for c in decompositions.get(code_point, result) if c not in marks)
+        result = tuple(c for point in result for c in lower.get(point, (point,)))
+        result = tuple(c for point in result for c in character_map.get(point, (point,)))
+        if result != (code_point,):
+            replacements[code_point] = result
+    index = np.zeros(0x110000, np.int32)
+    index[list(replacements)] = np.arange(1, len(replacements) + 1, dtype=np.int32)
+    blocks, block_ids = np.unique(index.reshape(-1, BLOCK_SIZE), axis=0, return_inverse=True)
+    lengths = [len(values) for values in replacements.values()]
+    return NormalizationTables(
+        block_starts=(block_ids.reshape(-1) * BLOCK_SIZE).astype(np.int32),
+        blocks=blocks.reshape(-1).astype(np.int32),
+        row_splits=np.concatenate([[0, 0], np.cumsum(lengths)]).astype(np.int32),  # index 0: unused
+        values=np.array([c for values in replacements.values() for c in values] + [0], np.int32),
+    )
+
+
+class Words(NamedTuple):
+    """The SentencePiece inputs of a batch: one `▁`-led word per element, flat.
+
+    `row_splits` group words by text, `special_ids` is the id of a word that is a special piece
+    written in the text (-1 for others). For offsets: `code_points` are the words' code points,
+    concatenated, and `starts`/`ends` the input characters (within its text) each one came from.
+    """
+
+    words: tf.Tensor
+    row_splits: tf.Tensor
+    special_ids: tf.Tensor
+    code_points: tf.RaggedTensor
+    starts: tf.Tensor
+    ends: tf.Tensor
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class AlbertTokenizer(keras.layers.Layer):
+    """Splits text into ALBERT SentencePiece ids, exactly as HF's `AlbertTokenizerFast` does.
+
+    Text is lower-cased, its accents stripped (NFKD, then combining marks dropped), two backquotes
+    or two apostrophes made `"`, the model's character map applied (NFKC, control characters
+    dropped, odd spaces made spaces), words split on whitespace, each word given its leading `▁` and
+    cut into pieces by the unigram model. The model's special and user-defined pieces written in the
+    text (`"[MASK]"`, exactly so, and ALBERT's `"(", ")", '"', "-", ".", "–", "£", "€"`) are cut out
+    first. No `[CLS]`/`[SEP]` is added: `BertPacker` does that. All of it is TensorFlow ops, so it
+    runs in `tf.data` and in an exported SavedModel with only TensorFlow and tensorflow-text loaded.
+
+    The model is not part of `get_config()`: a `.keras` file stores it as the asset `spiece.model`
+    (Keras `save_assets`/`load_assets`). A tokenizer made from a config alone has no model until
+    `set_proto` or `load_assets`.
+
+    Args:
+        proto: the SentencePiece model: the path to `spiece.model`, its folder, or its bytes;
+            None to set it later.
+        do_lower_case: lower-case the text (ALBERT's checkpoints are uncased).
+        keep_accents: keep accents (no NFKD, no mark removal).
+        legacy_added_tokens: tokenise as HF does from a checkpoint's `tokenizer.json` written by
+            transformers 4 (the published ALBERT checkpoints have one), closer to SentencePiece
+            and ALBERT's pre-training: user-defined pieces are found by the unigram model inside
+            words, not cut out first (`"lost - it"` -> `▁lost ▁ - ▁it`, not `▁lost - ▁it`), `[MASK]`
+            takes the whitespace before it into its span, and pieces ending in a digit and a comma
+            lose 100 of score. False: as HF's `AlbertTokenizerFast` built from `spiece.model`.
+        unk_token, cls_token, sep_token, pad_token, mask_token: the special pieces, all of which
+            must be in the model.
+
+    Example:
+    >>> tokenizer = AlbertTokenizer("albert-base-v2/spiece.model")  # doctest: +SKIP
+    >>> ids = tokenizer(["The cat [MASK] on the mat."])  # doctest: +SKIP
+    >>> [tokenizer.id_to_token(i) for i in ids[0].numpy()]  # doctest: +SKIP
+    ['▁the', '▁cat', '[MASK]', '▁on', '▁the', '▁mat', '.']
+    >>> tokenizer.detokenize(ids)  # doctest: +SKIP
+    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'the cat[MASK] on the mat.'], dtype=object)>
+    """
+
+    def __init__(
+        self,
+        proto=None,
+        do_lower_case=True,
+        keep_accents=False,
+        legacy_added_tokens=False,
+        unk_token="<unk>",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        pad_token="<pad>",
+        mask_token="[MASK]",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        # Inputs stay tf.string tensors (not backend tensors), and raw Python strings are allowed.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+        self.do_lower_case = bool(do_lower_case)
+        self.keep_accents = bool(keep_accents)
+        self.legacy_added_tokens = bool(legacy_added_tokens)
+        self.unk_token, self.cls_token, self.sep_token = unk_token, cls_token, sep_token
+        self.pad_token, self.mask_token = pad_token, mask_token
+        self._proto = None
+        if proto is not None:
+            self.set_proto(proto)
+
+    def special_tokens(self):
+        """The special tokens by argument name, e.g. `{"unk_token": "<unk>", ...}`."""
+        return {
+            "unk_token": self.unk_token,
+            "cls_token": self.cls_token,
+            "sep_token": self.sep_token,
+            "pad_token": self.pad_token,
+            "mask_token": self.mask_token,
+        }
+
+    def set_proto(self, proto):
+        """Give a tokenizer made without one (e.g. from a config) its SentencePiece model. It is set
+        once; a tokenizer that has one keeps it.
+
+        Example:
+        >>> tokenizer = AlbertTokenizer.from_config(config)  # doctest: +SKIP
+        >>> tokenizer.set_proto("albert-base-v2/spiece.model")  # doctest: +SKIP
+        """
+        if self._proto is not None:
+            raise ValueError(
+                "This AlbertTokenizer already has a SentencePiece model; its ids are fixed. Make a new "
+                "AlbertTokenizer for another model."
+            )
+        proto, model = read_proto(proto)
+        tokens = tuple(piece.piece for piece in model.pieces)
+        token_ids = {token: index for index, token in enumerate(tokens)}
+        missing = [token for token in self.special_tokens().values() if token not in token_ids]
+        if missing:
+            raise ValueError(
+                f"The SentencePiece model has no piece {missing[0]!r}; check the special tokens."
+            )
+        # Cut out of the raw text as HF's added tokens: the special tokens, control and user-defined pieces.
+        matched = set(self.special_tokens().values())
+        if not self.legacy_added_tokens:
+            kinds = (model.pieces[0].CONTROL, model.pieces[0].USER_DEFINED)
+            matched |= {piece.piece for piece in model.pieces if piece.type in kinds}
+        self._matched_tokens = sorted(matched, key=len, reverse=True)  # RE2 takes the first that matches
+        self._matched_ids = np.array([token_ids[token] for token in self._matched_tokens], np.int32)
+        self._tables = normalization_tables(
+            model.normalizer_spec.precompiled_charsmap, self.do_lower_case, not self.keep_accents
+        )
+        self._sentencepiece = tf_text.SentencepieceTokenizer(
+            unigram_only_proto(model, penalise_digit_commas=self.legacy_added_tokens), out_type=tf.int32
+        )
+        self._unknown_id = len(tokens)  # SentencePiece's unknown piece in that proto
+        self._token_ids = token_ids
+        self._vocabulary = tokens
+        self._proto = proto
+
+    @property
+    def has_proto(self):
+        return self._proto is not None
+
+    def _checked_vocabulary(self):
+        if self._proto is None:
+            raise ValueError(
+                f"AlbertTokenizer '{self.name}' has no SentencePiece model: it was made from a config "
+                "alone (the model is stored beside the config, as an asset of the `.keras` file). Load "
+                "the model with keras.saving.load_model, or call set_proto('spiece.model')."
+            )
+        return self._vocabulary
+
+    # Saving: the model is a file in the `.keras` archive, not part of the config.
+
+    def save_assets(self, dir_path):
+        self._checked_vocabulary()
+        with open(os.path.join(dir_path, PROTO_ASSET), "wb") as file:
+            file.write(self._proto)
+
+    def load_assets(self, dir_path):
+        path = os.path.join(dir_path, PROTO_ASSET)
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"The saved model has no {PROTO_ASSET} for AlbertTokenizer '{self.name}': the file is "
+                "incomplete. Save the model again with model.save('model.keras')."
+            )
+        self.set_proto(path)
+
+    # Vocabulary.
+
+    def vocabulary_size(self):
+        return len(self._checked_vocabulary())
+
+    def get_vocabulary(self):
+        return list(self._checked_vocabulary())
+
+    def token_to_id(self, token):
+        self._checked_vocabulary()
+        if token not in self._token_ids:
+            raise ValueError(f"Token {token!r} is not in the vocabulary.")
+        return self._token_ids[token]
+
+    def id_to_token(self, token_id):
+        vocabulary = self._checked_vocabulary()
+        if not 0 <= int(token_id) < len(vocabulary):
+            raise ValueError(f"Id {token_id} is out of the vocabulary's range [0, {len(vocabulary)}).")
+        return vocabulary[int(token_id)]
+
+    @property
+    def unk_token_id(self):
+        return self.token_to_id(self.unk_token)
+
+    @property
+    def cls_token_id(self):
+        return self.token_to_id(self.cls_token)
+
+    @property
+    def sep_token_id(self):
+        return self.token_to_id(self.sep_token)
+
+    @property
+    def pad_token_id(self):
+        return self.token_to_id(self.pad_token)
+
+    @property
+    def mask_token_id(self):
+        return self.token_to_id(self.mask_token)
+
+    # Tokenising.
+
+    def call(self, texts):
+        return self.tokenize(texts)
+
+    def compute_output_spec(self, texts):
+        """Ragged int32 ids, one more axis than the texts, without running SentencePiece (a model
+        that holds this layer is rebuilt from its config before the `spiece.model` asset is loaded)."""
+        return keras.KerasTensor((*texts.shape, None), "int32", ragged=True)
+
+    def tokenize(self, texts):
+        """Token ids (int32 `tf.RaggedTensor`, one row per text; a scalar string gives one row)."""
+        self._checked_vocabulary()
+        texts = to_string_tensor(texts, type(self).__name__)
+        if isinstance(texts, tf.RaggedTensor):
+            return texts.with_flat_values(self.tokenize(texts.flat_values))
+        return restore_outer_shape(self._tokenize_rows(tf.reshape(texts, [-1])), texts)
+
+    def tokenize_with_offsets(self, texts):
+        """`(ids, starts, ends)`: offsets are character (code point) indices into the input text.
+
+        A piece spans the input characters its normalised characters came from, as HF's
+        `return_offsets_mapping` does: `"Ångström"` becomes `▁angstrom`, whose piece `strom` would
+        span (3, 8). A word's `▁` has its first character's span (a lone `▁` piece too), the `"`
+        made of `''` the second quote's, and a special piece written in the text its own span.
+        """
+        self._checked_vocabulary()
+        texts = to_string_tensor(texts, type(self).__name__)
+        if isinstance(texts, tf.RaggedTensor):
+            outputs = self.tokenize_with_offsets(texts.flat_values)
+            return tuple(texts.with_flat_values(output) for output in outputs)
+        outputs = self._tokenize_rows_with_offsets(tf.reshape(texts, [-1]))
+        return tuple(restore_outer_shape(output, texts) for output in outputs)
+
+    # One graph per tokenizer for the batch work: faster than running it op by op in eager mode.
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    def _tokenize_rows(self, texts):
+        words = self._words(texts)
+        return self._join_words(words, self._sentencepiece.tokenize(words.words))[0]
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
+    def _tokenize_rows_with_offsets(self, texts):
+        words = self._words(texts)
+        pieces, byte_starts, byte_ends = self._sentencepiece.tokenize_with_offsets(words.words)
+        flat_bytes = tf.cumsum(utf8_lengths(words.code_points.flat_values), exclusive=True)
+        word_bytes = tf.gather(
+            tf.concat([flat_bytes, tf.zeros([1], tf.int64)], 0), words.code_points.row_splits[:-1]
+        )
+        base = tf.gather(word_bytes, pieces.value_rowids())
+        first = tf.searchsorted(flat_bytes, base + byte_starts.flat_values, out_type=tf.int64)
+        last = tf.searchsorted(flat_bytes, base + byte_ends.flat_values, out_type=tf.int64) - 1
+        return self._join_words(words, pieces, tf.gather(words.starts, first), tf.gather(words.ends, last))
+
+    def _join_words(self, words, pieces, starts=None, ends=None):
+        """`[words, (pieces)]` -> `[texts, (ids)]` (and the offsets, flat, if given). Special words
+        get their ids, and a run of unknown pieces in a word (SentencePiece's unknown, or the text
+        of the unknown piece) becomes one, as in HF's unigram model."""
+        piece_words = pieces.value_rowids()
+        special = tf.gather(words.special_ids, piece_words)
+        unk_id = self._token_ids[self.unk_token]
+        ids = tf.where(pieces.flat_values == self._unknown_id, unk_id, pieces.flat_values)
+        ids = tf.where(special >= 0, special, ids)
+        unknown = ids == unk_id
+        kept = ~(unknown & previous(unknown, False) & (piece_words == previous(piece_words, -1)))
+        word_rows = tf.ragged.row_splits_to_segment_ids(words.row_splits)
+        text_rows = tf.gather(word_rows, tf.boolean_mask(piece_words, kept))
+        outputs = [tf.boolean_mask(ids, kept)]
+        if starts is not None:
+            runs = tf.cumsum(tf.cast(kept, tf.int64)) - 1
+            outputs += [tf.boolean_mask(starts, kept), tf.math.segment_max(ends, runs)]
+        num_texts = tf.size(words.row_splits, out_type=tf.int64) - 1
+        return tuple(tf.RaggedTensor.from_value_rowids(values, text_rows, num_texts) for values in outputs)
+
+    def _words(self, texts):
+        """Normalises texts and cuts them into `▁`-led words, as HF's normaliser and pre-tokenizer."""
+        code_points, byte_starts = tf.strings.unicode_decode_with_offsets(
+            texts, "UTF-8", errors="replace", replacement_char=0xFFFD
+        )
+        chars, rows = code_points.flat_values, code_points.value_rowids()
+        char_ids = tf.range(tf.size(chars, out_type=tf.int64))
+        positions = tf.cast(char_ids - tf.gather(code_points.row_splits, rows), tf.int32)  # in its text
+        special_ids, special_lengths, left_spans = self._special_pieces(
+            texts, chars, rows, byte_starts.flat_values
+        )
+        special = special_ids >= 0
+        inside_special = special_lengths == 0
+        quote_heads, quote_tails = quote_pairs(chars, rows, special | inside_special)
+        chars = tf.where(quote_tails, 0x22, chars)
+
+        # Each character -> its normalised code points (none for a removed one).
+        tables = self._tables
+        replacement = tf.gather(
+            tf.constant(tables.blocks),
+            tf.gather(tf.constant(tables.block_starts), tf.bitwise.right_shift(chars, 8))
+            + tf.bitwise.bitwise_and(chars, 255),
+        )
+        replacement = tf.where(special | inside_special, 0, replacement)
+        row_splits = tf.constant(tables.row_splits)
+        replaced_starts = tf.gather(row_splits, replacement)
+        lengths = tf.where(replacement > 0, tf.gather(row_splits, replacement + 1) - replaced_starts, 1)
+        lengths = tf.where(inside_special | quote_heads, 0, lengths)
+        origins = tf.repeat(tf.range(tf.size(chars)), lengths)
+        position = tf.range(tf.reduce_sum(lengths)) - tf.gather(tf.cumsum(lengths, exclusive=True), origins)
+        normalized = tf.where(
+            tf.gather(replacement > 0, origins),
+            tf.gather(tf.constant(tables.values), tf.gather(replaced_starts, origins) + position),
+            tf.gather(tf.where(special, WORD_START, chars), origins),
+        )
+        special_ids = tf.gather(special_ids, origins)
+        units_special = special_ids >= 0
+        unit_rows = tf.gather(rows, origins)
+        starts = tf.gather(positions - left_spans, origins)
+        ends = tf.gather(positions + tf.where(special, special_lengths, 1), origins)
+
+        # Words: split on whitespace; special pieces and `▁` start words; `▁` put in front of the others.
+        space = is_whitespace(normalized) & ~units_special
+        new_word = ~space & (
+            (unit_rows != previous(unit_rows, -1))
+            | previous(space, True)
+            | units_special
+            | previous(units_special, False)
+            | (normalized == WORD_START)
+        )
+        prefixed = new_word & (normalized != WORD_START)
+        kept = tf.where(~space)[:, 0]
+        counts = 1 + tf.cast(tf.gather(prefixed, kept), tf.int64)
+        repeats = tf.repeat(tf.range(tf.size(kept, out_type=tf.int64)), counts)
+        units = tf.gather(kept, repeats)
+        copy_ids = tf.range(tf.size(units, out_type=tf.int64))
+        is_prefix = (copy_ids == tf.gather(tf.cumsum(counts, exclusive=True), repeats)) & tf.gather(
+            counts == 2, repeats
+        )
+        word_ids = tf.gather(tf.cumsum(tf.cast(new_word, tf.int64)) - 1, units)
+        num_words = tf.reduce_sum(tf.cast(new_word, tf.int64))
+        word_code_points = tf.RaggedTensor.from_value_rowids(
+            tf.where(is_prefix, WORD_START, tf.gather(normalized, units)), word_ids, nrows=num_words
+        )
+        return Words(
+            words=tf.strings.unicode_encode(word_code_points, "UTF-8"),
+            row_splits=tf.ragged.segment_ids_to_row_splits(
+                tf.boolean_mask(unit_rows, new_word), num_segments=tf.size(texts, out_type=tf.int64)
+            ),
+            special_ids=tf.boolean_mask(special_ids, new_word),
+            code_points=word_code_points,
+            starts=tf.gather(starts, units),
+            ends=tf.gather(ends, units),
+        )
+
+    def _special_pieces(self, texts, chars, char_rows, char_byte_starts):
+        """Special pieces written in the raw text (leftmost, longest first). Per character: the
+        piece's id on its first character (-1 elsewhere); lengths in characters: the piece's on
+        its first character, 0 on its other characters, 1 outside pieces; and on the first character
+        of a `[MASK]` with `legacy_added_tokens`, the whitespace before it that its span takes."""
+        none = tf.fill(tf.shape(char_rows), -1)
+        # regex_split stops at a NUL byte: it searches a copy with SOH there (same byte offsets).
+        pattern = "|".join(re_escape(token) for token in self._matched_tokens)
+        pieces, piece_starts, piece_ends = tf_text.regex_split_with_offsets(
+            tf.strings.regex_replace(texts, r"\x00", "\x01"), pattern, keep_delim_regex_pattern=pattern
+        )
+        matches = tf.equal(pieces.flat_values[:, None], tf.constant(self._matched_tokens)[None, :])
+        is_special = tf.reduce_any(matches, axis=1)
+        ids = tf.gather(self._matched_ids, tf.argmax(matches, axis=1, output_type=tf.int32))
+        text_starts = tf.cumsum(tf.cast(tf.strings.length(texts), tf.int64), exclusive=True)
+        piece_text_starts = tf.gather(text_starts, pieces.value_rowids())
+        char_starts = char_byte_starts + tf.gather(text_starts, char_rows)
+        first, end = (
+            tf.searchsorted(char_starts, tf.boolean_mask(offsets.flat_values + piece_text_starts, is_special))
+            for offsets in (piece_starts, piece_ends)
+        )
+        num_chars = tf.size(char_rows, out_type=tf.int64)
+        opened = tf.math.unsorted_segment_sum(tf.ones_like(first), first, num_chars + 1)
+        closed = tf.math.unsorted_segment_sum(tf.ones_like(end), end, num_chars + 1)
+        inside = (tf.cumsum(opened - closed)[:-1] > 0) & (opened[:-1] == 0)
+        ids = tf.boolean_mask(ids, is_special)
+        special_ids = tf.tensor_scatter_nd_update(none, first[:, None], ids)
+        lengths = tf.tensor_scatter_nd_update(
+            tf.where(inside, 0, tf.ones_like(none)), first[:, None], tf.cast(end - first, tf.int32)
+        )
+        left_spans = tf.zeros_like(none)
+        if self.legacy_added_tokens:  # HF's `lstrip=True` on the mask token
+            is_mask = ids == self._token_ids[self.mask_token]
+            spans = tf.where(is_mask, whitespace_before(chars, char_rows, first), 0)
+            left_spans = tf.tensor_scatter_nd_update(left_spans, first[:, None], spans)
+        return special_ids, lengths, left_spans
+
+    # Detokenising.
+
+    def detokenize(self, ids):
+        """Text from ids, as HF's `decode`: the pieces joined, `▁` made a space, none at the start.
+        A row of ids gives a string; a batch gives one per row."""
+        vocabulary = self._checked_vocabulary()
+        ids = to_int_ids(ids)
+        if ids.shape.rank == 1:
+            return self.detokenize(ids[tf.newaxis])[0]
+        if isinstance(ids, tf.Tensor):
+            ids = tf.RaggedTensor.from_tensor(ids)
+        if tf.executing_eagerly() and tf.size(ids.flat_values) > 0:
+            low, high = int(tf.reduce_min(ids.flat_values)), int(tf.reduce_max(ids.flat_values))
+            if low < 0 or high >= len(vocabulary):
+                raise ValueError(f"Ids must be in [0, {len(vocabulary)}), got ids from {low} to {high}.")
+        tokens = tf.gather(tf.constant(vocabulary), ids.flat_values)
+        token_ids = tf.range(tf.size(tokens, out_type=tf.int64))
+        first_in_row = token_ids == tf.gather(ids.row_splits, ids.value_rowids())
+        tokens = tf.where(
+            first_in_row,
+            tf.strings.regex_replace(tokens, chr(WORD_START), ""),
+            tf.strings.regex_replace(tokens, chr(WORD_START), " "),
+        )
+        return tf.strings.reduce_join(ids.with_flat_values(tokens), axis=-1)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "do_lower_case": self.do_lower_case,
+                "keep_accents": self.keep_accents,
+                "legacy_added_tokens": self.legacy_added_tokens,
+                **self.special_tokens(),
+            }
+        )
+        return config
+
+
+def re_escape(token):
+    """`token` as an RE2 literal."""
+    return "".join(f"\\x{{{ord(char):x}}}" for char in token)
+
+
+def is_whitespace(code_points):
+    """Rust's `char::is_whitespace` (HF's `WhitespaceSplit`), measured."""
+    ranges = unicode_tables.SPLIT_WHITESPACE_RANGES
+    return tf.reduce_any([(code_points >= first) & (code_points <= last) for first, last in ranges], axis=0)
+
+
+def whitespace_before(chars, rows, positions):
+    """How many whitespace characters (of the same text) come right before each of `positions`."""
+    space = is_whitespace(chars)
+    run_first = run_firsts(space, rows)
+    before = tf.maximum(positions - 1, 0)
+    same_text = tf.gather(rows, before) == tf.gather(rows, positions)
+    preceded = (positions > 0) & tf.gather(space, before) & same_text
+    return tf.where(preceded, positions - tf.gather(run_first, before), 0)
+
+
+def quote_pairs(chars, rows, excluded):
+    """HF's `Replace("``", '"')` and `Replace("''", '"')`: in each run of one of those quotes, the
+    characters 0-1, 2-3, ... pair up. Returns the first and second characters of every pair."""
+    heads = tf.zeros_like(chars, tf.bool)
+    index = tf.range(tf.size(chars))
+    for quote in QUOTE_PAIRS:
+        is_quote = (chars == quote) & ~excluded
+        run_first = run_firsts(is_quote, rows)
+        followed = tf.concat([is_quote[1:] & (run_first[1:] == run_first[:-1]), [False]], 0)
+        heads |= is_quote & followed & ((index - run_first) % 2 == 0)
+    return heads, previous(heads, False)
+
+
+def run_firsts(flags, rows):
+    """For each element, where the run of True `flags` (within one row) it is in starts; any value
+    where `flags` is False."""
+    run_start = flags & ~(previous(flags, False) & (rows == previous(rows, -1)))
+    starts = tf.boolean_mask(tf.range(tf.size(flags)), run_start)
+    return tf.gather(tf.concat([[0], starts], 0), tf.cumsum(tf.cast(run_start, tf.int32)))
