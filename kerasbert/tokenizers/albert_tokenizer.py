@@ -24,6 +24,7 @@ from sentencepiece import SentencePieceProcessor, sentencepiece_model_pb2
 from kerasbert.tokenizers import unicode_tables
 from kerasbert.tokenizers.bert_tokenizer import restore_outer_shape, to_int_ids
 from kerasbert.tokenizers.string_inputs import to_string_tensor
+from kerasbert.tokenizers.vocabulary_lookup import VocabularyLookup
 from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
 
 PROTO_ASSET = "spiece.model"  # inside a `.keras` file's assets: the SentencePiece model, as is
@@ -208,7 +209,7 @@ class Words(NamedTuple):
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class AlbertTokenizer(keras.layers.Layer):
+class AlbertTokenizer(VocabularyLookup, keras.layers.Layer):
     """Splits text into ALBERT SentencePiece ids, exactly as HF's `AlbertTokenizerFast` does.
 
     Text is lower-cased, its accents stripped (NFKD, then combining marks dropped), two backquotes
@@ -351,50 +352,7 @@ class AlbertTokenizer(keras.layers.Layer):
             )
         self.set_proto(path)
 
-    # Vocabulary.
-
-    def vocabulary_size(self):
-        return len(self._checked_vocabulary())
-
-    def get_vocabulary(self):
-        return list(self._checked_vocabulary())
-
-    def token_to_id(self, token):
-        self._checked_vocabulary()
-        if token not in self._token_ids:
-            raise ValueError(f"Token {token!r} is not in the vocabulary.")
-        return self._token_ids[token]
-
-    def id_to_token(self, token_id):
-        vocabulary = self._checked_vocabulary()
-        if not 0 <= int(token_id) < len(vocabulary):
-            raise ValueError(f"Id {token_id} is out of the vocabulary's range [0, {len(vocabulary)}).")
-        return vocabulary[int(token_id)]
-
-    @property
-    def unk_token_id(self):
-        return self.token_to_id(self.unk_token)
-
-    @property
-    def cls_token_id(self):
-        return self.token_to_id(self.cls_token)
-
-    @property
-    def sep_token_id(self):
-        return self.token_to_id(self.sep_token)
-
-    @property
-    def pad_token_id(self):
-        return self.token_to_id(self.pad_token)
-
-    @property
-    def mask_token_id(self):
-        return self.token_to_id(self.mask_token)
-
     # Tokenising.
-
-    def call(self, texts):
-        return self.tokenize(texts)
 
     def compute_output_spec(self, texts):
         """Ragged int32 ids, one more axis than the texts, without running SentencePiece (a model

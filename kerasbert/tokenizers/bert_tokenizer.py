@@ -12,6 +12,7 @@ import tensorflow_text as tf_text
 from kerasbert.presets.loading import load_tokenizer
 from kerasbert.tokenizers.string_inputs import to_string_tensor
 from kerasbert.tokenizers.vocabulary import check_vocabulary, load_vocabulary
+from kerasbert.tokenizers.vocabulary_lookup import VocabularyLookup
 from kerasbert.tokenizers.word_splitter import WordSplitter
 
 CONTINUATION_PREFIX = "##"
@@ -33,7 +34,7 @@ DECODER_CLEANUP = (
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class BertTokenizer(keras.layers.Layer):
+class BertTokenizer(VocabularyLookup, keras.layers.Layer):
     """Splits text into BERT WordPiece ids, exactly as HF's `BertTokenizerFast` does.
 
     Text is cleaned (control characters dropped, whitespace made spaces), CJK ideographs are split
@@ -183,50 +184,7 @@ class BertTokenizer(keras.layers.Layer):
         """Same as `BertTokenizer(path, **kwargs)`, spelled out."""
         return cls(vocabulary=path, **kwargs)
 
-    # Vocabulary.
-
-    def vocabulary_size(self):
-        return len(self._checked_vocabulary())
-
-    def get_vocabulary(self):
-        return list(self._checked_vocabulary())
-
-    def token_to_id(self, token):
-        self._checked_vocabulary()
-        if token not in self._token_ids:
-            raise ValueError(f"Token {token!r} is not in the vocabulary.")
-        return self._token_ids[token]
-
-    def id_to_token(self, token_id):
-        vocabulary = self._checked_vocabulary()
-        if not 0 <= int(token_id) < len(vocabulary):
-            raise ValueError(f"Id {token_id} is out of the vocabulary's range [0, {len(vocabulary)}).")
-        return vocabulary[int(token_id)]
-
-    @property
-    def unk_token_id(self):
-        return self.token_to_id(self.unk_token)
-
-    @property
-    def cls_token_id(self):
-        return self.token_to_id(self.cls_token)
-
-    @property
-    def sep_token_id(self):
-        return self.token_to_id(self.sep_token)
-
-    @property
-    def pad_token_id(self):
-        return self.token_to_id(self.pad_token)
-
-    @property
-    def mask_token_id(self):
-        return self.token_to_id(self.mask_token)
-
     # Tokenising.
-
-    def call(self, texts):
-        return self.tokenize(texts)
 
     def tokenize(self, texts):
         """Token ids (int32 `tf.RaggedTensor`, one row per text; a scalar string gives one row)."""

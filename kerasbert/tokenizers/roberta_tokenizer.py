@@ -10,6 +10,7 @@ import tensorflow_text as tf_text
 
 from kerasbert.tokenizers.bert_tokenizer import restore_outer_shape, to_int_ids
 from kerasbert.tokenizers.string_inputs import to_string_tensor
+from kerasbert.tokenizers.vocabulary_lookup import VocabularyLookup
 
 VOCABULARY_FILE = "vocab.json"  # token -> id, as in HF RoBERTa and GPT-2 folders (and `.keras` assets)
 MERGES_FILE = "merges.txt"  # one merge "a b" a line, the first merged first
@@ -121,7 +122,7 @@ def interleave(mask, where_true, where_false):
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class RobertaTokenizer(keras.layers.Layer):
+class RobertaTokenizer(VocabularyLookup, keras.layers.Layer):
     """Splits text into RoBERTa's byte-level BPE ids, exactly as HF's `RobertaTokenizerFast` does.
 
     Special tokens written in the text keep their ids (`<mask>` also takes the whitespace before it,
@@ -290,53 +291,12 @@ class RobertaTokenizer(keras.layers.Layer):
 
     # Vocabulary.
 
-    def vocabulary_size(self):
-        return len(self._checked_vocabulary())
-
-    def get_vocabulary(self):
-        return list(self._checked_vocabulary())
-
     def get_merges(self):
         """The merges as `"a b"` strings, the first merged first."""
         self._checked_vocabulary()
         return list(self._merges)
 
-    def token_to_id(self, token):
-        self._checked_vocabulary()
-        if token not in self._token_ids:
-            raise ValueError(f"Token {token!r} is not in the vocabulary.")
-        return self._token_ids[token]
-
-    def id_to_token(self, token_id):
-        vocabulary = self._checked_vocabulary()
-        if not 0 <= int(token_id) < len(vocabulary):
-            raise ValueError(f"Id {token_id} is out of the vocabulary's range [0, {len(vocabulary)}).")
-        return vocabulary[int(token_id)]
-
-    @property
-    def unk_token_id(self):
-        return self.token_to_id(self.unk_token)
-
-    @property
-    def cls_token_id(self):
-        return self.token_to_id(self.cls_token)
-
-    @property
-    def sep_token_id(self):
-        return self.token_to_id(self.sep_token)
-
-    @property
-    def pad_token_id(self):
-        return self.token_to_id(self.pad_token)
-
-    @property
-    def mask_token_id(self):
-        return self.token_to_id(self.mask_token)
-
     # Tokenising.
-
-    def call(self, texts):
-        return self.tokenize(texts)
 
     def compute_output_spec(self, texts):
         return keras.KerasTensor((*texts.shape, None), "int32", ragged=True)
