@@ -22,9 +22,8 @@ import tensorflow_text as tf_text
 from sentencepiece import SentencePieceProcessor, sentencepiece_model_pb2
 
 from kerasbert.tokenizers import unicode_tables
-from kerasbert.tokenizers.bert_tokenizer import restore_outer_shape, to_int_ids
-from kerasbert.tokenizers.string_inputs import to_string_tensor
-from kerasbert.tokenizers.vocabulary_lookup import VocabularyLookup
+from kerasbert.tokenizers.bert_tokenizer import to_int_ids
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
 
 PROTO_ASSET = "spiece.model"  # inside a `.keras` file's assets: the SentencePiece model, as is
@@ -209,7 +208,7 @@ class Words(NamedTuple):
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class AlbertTokenizer(VocabularyLookup, keras.layers.Layer):
+class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
     """Splits text into ALBERT SentencePiece ids, exactly as HF's `AlbertTokenizerFast` does.
 
     Text is lower-cased, its accents stripped (NFKD, then combining marks dropped), two backquotes
@@ -261,10 +260,6 @@ class AlbertTokenizer(VocabularyLookup, keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        # Inputs stay tf.string tensors (not backend tensors), and raw Python strings are allowed.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
         self.do_lower_case = bool(do_lower_case)
         self.keep_accents = bool(keep_accents)
         self.legacy_added_tokens = bool(legacy_added_tokens)
@@ -273,16 +268,6 @@ class AlbertTokenizer(VocabularyLookup, keras.layers.Layer):
         self._proto = None
         if proto is not None:
             self.set_proto(proto)
-
-    def special_tokens(self):
-        """The special tokens by argument name, e.g. `{"unk_token": "<unk>", ...}`."""
-        return {
-            "unk_token": self.unk_token,
-            "cls_token": self.cls_token,
-            "sep_token": self.sep_token,
-            "pad_token": self.pad_token,
-            "mask_token": self.mask_token,
-        }
 
     def set_proto(self, proto):
         """Give a tokenizer made without one (e.g. from a config) its SentencePiece model. It is set
@@ -359,14 +344,6 @@ class AlbertTokenizer(VocabularyLookup, keras.layers.Layer):
         that holds this layer is rebuilt from its config before the `spiece.model` asset is loaded)."""
         return keras.KerasTensor((*texts.shape, None), "int32", ragged=True)
 
-    def tokenize(self, texts):
-        """Token ids (int32 `tf.RaggedTensor`, one row per text; a scalar string gives one row)."""
-        self._checked_vocabulary()
-        texts = to_string_tensor(texts, type(self).__name__)
-        if isinstance(texts, tf.RaggedTensor):
-            return texts.with_flat_values(self.tokenize(texts.flat_values))
-        return restore_outer_shape(self._tokenize_rows(tf.reshape(texts, [-1])), texts)
-
     def tokenize_with_offsets(self, texts):
         """`(ids, starts, ends)`: offsets are character (code point) indices into the input text.
 
@@ -375,13 +352,7 @@ class AlbertTokenizer(VocabularyLookup, keras.layers.Layer):
         span (3, 8). A word's `▁` has its first character's span (a lone `▁` piece too), the `"`
         made of `''` the second quote's, and a special piece written in the text its own span.
         """
-        self._checked_vocabulary()
-        texts = to_string_tensor(texts, type(self).__name__)
-        if isinstance(texts, tf.RaggedTensor):
-            outputs = self.tokenize_with_offsets(texts.flat_values)
-            return tuple(texts.with_flat_values(output) for output in outputs)
-        outputs = self._tokenize_rows_with_offsets(tf.reshape(texts, [-1]))
-        return tuple(restore_outer_shape(output, texts) for output in outputs)
+        return self.per_text(self._tokenize_rows_with_offsets, texts)
 
     # One graph per tokenizer for the batch work: faster than running it op by op in eager mode.
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)

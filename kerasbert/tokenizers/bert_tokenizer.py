@@ -10,9 +10,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kerasbert.presets.loading import load_tokenizer
-from kerasbert.tokenizers.string_inputs import to_string_tensor
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 from kerasbert.tokenizers.vocabulary import check_vocabulary, load_vocabulary
-from kerasbert.tokenizers.vocabulary_lookup import VocabularyLookup
 from kerasbert.tokenizers.word_splitter import WordSplitter
 
 CONTINUATION_PREFIX = "##"
@@ -34,7 +33,7 @@ DECODER_CLEANUP = (
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class BertTokenizer(VocabularyLookup, keras.layers.Layer):
+class BertTokenizer(TokenizerBase, keras.layers.Layer):
     """Splits text into BERT WordPiece ids, exactly as HF's `BertTokenizerFast` does.
 
     Text is cleaned (control characters dropped, whitespace made spaces), CJK ideographs are split
@@ -84,10 +83,6 @@ class BertTokenizer(VocabularyLookup, keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        # Inputs stay tf.string tensors (not backend tensors), and raw Python strings are allowed.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
         if not isinstance(max_chars_per_word, int) or max_chars_per_word < 1:
             raise ValueError(f"`max_chars_per_word` must be a positive int, got {max_chars_per_word!r}.")
         self.lowercase = bool(lowercase)
@@ -106,16 +101,6 @@ class BertTokenizer(VocabularyLookup, keras.layers.Layer):
         self._vocabulary = None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
-
-    def special_tokens(self):
-        """The special tokens by argument name, e.g. `{"unk_token": "[UNK]", ...}`."""
-        return {
-            "unk_token": self.unk_token,
-            "cls_token": self.cls_token,
-            "sep_token": self.sep_token,
-            "pad_token": self.pad_token,
-            "mask_token": self.mask_token,
-        }
 
     def set_vocabulary(self, vocabulary):
         """Give a tokenizer made without one (e.g. from a config) its vocabulary: a list of tokens
@@ -186,27 +171,13 @@ class BertTokenizer(VocabularyLookup, keras.layers.Layer):
 
     # Tokenising.
 
-    def tokenize(self, texts):
-        """Token ids (int32 `tf.RaggedTensor`, one row per text; a scalar string gives one row)."""
-        self._checked_vocabulary()
-        texts = to_string_tensor(texts, type(self).__name__)
-        if isinstance(texts, tf.RaggedTensor):
-            return texts.with_flat_values(self.tokenize(texts.flat_values))
-        return restore_outer_shape(self._tokenize_rows(tf.reshape(texts, [-1])), texts)
-
     def tokenize_with_offsets(self, texts):
         """`(ids, starts, ends)`: offsets are character (code point) indices into the input text.
 
         A piece spans the input characters its normalised characters came from, as HF's
         `return_offsets_mapping` does: `"Ångström"` -> `ang` (0, 3), `##strom` (3, 8).
         """
-        self._checked_vocabulary()
-        texts = to_string_tensor(texts, type(self).__name__)
-        if isinstance(texts, tf.RaggedTensor):
-            outputs = self.tokenize_with_offsets(texts.flat_values)
-            return tuple(texts.with_flat_values(output) for output in outputs)
-        outputs = self._tokenize_rows_with_offsets(tf.reshape(texts, [-1]))
-        return tuple(restore_outer_shape(output, texts) for output in outputs)
+        return self.per_text(self._tokenize_rows_with_offsets, texts)
 
     # One graph per tokenizer for the batch work: faster than running it op by op in eager mode.
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
@@ -288,14 +259,6 @@ def join_words(pieces, word_row_splits):
     """`[words, (pieces)]` with words grouped by `word_row_splits` -> `[texts, (pieces)]`."""
     return tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(pieces.row_splits, word_row_splits))
 
-
-def restore_outer_shape(rows, texts):
-    """Gives the one-row-per-text result the shape of `texts` (scalar -> one row, N-D -> nested)."""
-    if texts.shape.rank == 0:
-        return rows[0]
-    for axis in reversed(range(1, texts.shape.rank)):
-        rows = tf.RaggedTensor.from_uniform_row_length(rows, tf.shape(texts, out_type=tf.int64)[axis])
-    return rows
 
 
 def to_int_ids(ids):

@@ -8,9 +8,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kerasbert.tokenizers.bert_tokenizer import restore_outer_shape, to_int_ids
-from kerasbert.tokenizers.string_inputs import to_string_tensor
-from kerasbert.tokenizers.vocabulary_lookup import VocabularyLookup
+from kerasbert.tokenizers.bert_tokenizer import to_int_ids
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 
 VOCABULARY_FILE = "vocab.json"  # token -> id, as in HF RoBERTa and GPT-2 folders (and `.keras` assets)
 MERGES_FILE = "merges.txt"  # one merge "a b" a line, the first merged first
@@ -122,7 +121,7 @@ def interleave(mask, where_true, where_false):
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class RobertaTokenizer(VocabularyLookup, keras.layers.Layer):
+class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
     """Splits text into RoBERTa's byte-level BPE ids, exactly as HF's `RobertaTokenizerFast` does.
 
     Special tokens written in the text keep their ids (`<mask>` also takes the whitespace before it,
@@ -168,10 +167,6 @@ class RobertaTokenizer(VocabularyLookup, keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        # Inputs stay tf.string tensors (not backend tensors), and raw Python strings are allowed.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
         self.add_prefix_space = bool(add_prefix_space)
         self.mask_token_lstrip = bool(mask_token_lstrip)
         self.unk_token, self.cls_token, self.sep_token = unk_token, cls_token, sep_token
@@ -179,16 +174,6 @@ class RobertaTokenizer(VocabularyLookup, keras.layers.Layer):
         self._vocabulary = None
         if vocabulary is not None or merges is not None:
             self.set_vocabulary(vocabulary, merges)
-
-    def special_tokens(self):
-        """The special tokens by argument name, e.g. `{"unk_token": "<unk>", ...}`."""
-        return {
-            "unk_token": self.unk_token,
-            "cls_token": self.cls_token,
-            "sep_token": self.sep_token,
-            "pad_token": self.pad_token,
-            "mask_token": self.mask_token,
-        }
 
     def set_vocabulary(self, vocabulary, merges=None):
         """Give a tokenizer made without them (e.g. from a config) its vocabulary and merges, in any
@@ -301,14 +286,6 @@ class RobertaTokenizer(VocabularyLookup, keras.layers.Layer):
     def compute_output_spec(self, texts):
         return keras.KerasTensor((*texts.shape, None), "int32", ragged=True)
 
-    def tokenize(self, texts):
-        """Token ids (int32 `tf.RaggedTensor`, one row per text; a scalar string gives one row)."""
-        self._checked_vocabulary()
-        texts = to_string_tensor(texts, type(self).__name__)
-        if isinstance(texts, tf.RaggedTensor):
-            return texts.with_flat_values(self.tokenize(texts.flat_values))
-        return restore_outer_shape(self._tokenize_rows(tf.reshape(texts, [-1])), texts)
-
     def tokenize_with_offsets(self, texts):
         """`(ids, starts, ends)`: offsets are character (code point) indices into the input text.
 
@@ -316,13 +293,7 @@ class RobertaTokenizer(VocabularyLookup, keras.layers.Layer):
         whole character, and spaces at a token's ends are left out of its span (`"a cat"` -> `a` (0, 1),
         `Ġcat` (2, 5); a lone `Ġ` spans nothing).
         """
-        self._checked_vocabulary()
-        texts = to_string_tensor(texts, type(self).__name__)
-        if isinstance(texts, tf.RaggedTensor):
-            outputs = self.tokenize_with_offsets(texts.flat_values)
-            return tuple(texts.with_flat_values(output) for output in outputs)
-        outputs = self._tokenize_rows_with_offsets(tf.reshape(texts, [-1]))
-        return tuple(restore_outer_shape(output, texts) for output in outputs)
+        return self.per_text(self._tokenize_rows_with_offsets, texts)
 
     # One graph per tokenizer for the batch work: faster than running it op by op in eager mode.
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)

@@ -1,0 +1,109 @@
+"""TokenizerBase: what kerasbert's tokenizer layers share (raw-string inputs, token <-> id lookups, batching
+texts of any shape into rows)."""
+
+import tensorflow as tf
+
+from kerasbert.tokenizers.string_inputs import to_string_tensor
+
+
+class TokenizerBase:
+    """Mixed in before `keras.layers.Layer` by `BertTokenizer`, `RobertaTokenizer` and `AlbertTokenizer`.
+
+    The layer takes raw Python or `tf.string` texts of any shape. A subclass keeps `_token_ids` ({token: id}),
+    `_checked_vocabulary()` (the tokens in id order, or an error naming what to do when none is set), the
+    names `unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`, and the traced functions
+    `_tokenize_rows(texts)` / `_tokenize_rows_with_offsets(texts)` over a 1-D batch of texts.
+
+    Example:
+    >>> class MyTokenizer(TokenizerBase, keras.layers.Layer): ...
+    >>> MyTokenizer(...).token_to_id("[CLS]")
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # Inputs stay tf.string tensors (not backend tensors), and raw Python strings are allowed.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def special_tokens(self):
+        """The special tokens by argument name, e.g. `{"unk_token": "[UNK]", ...}`."""
+        return {
+            "unk_token": self.unk_token,
+            "cls_token": self.cls_token,
+            "sep_token": self.sep_token,
+            "pad_token": self.pad_token,
+            "mask_token": self.mask_token,
+        }
+
+    # Vocabulary.
+
+    def vocabulary_size(self):
+        return len(self._checked_vocabulary())
+
+    def get_vocabulary(self):
+        return list(self._checked_vocabulary())
+
+    def token_to_id(self, token):
+        self._checked_vocabulary()
+        if token not in self._token_ids:
+            raise ValueError(f"Token {token!r} is not in the vocabulary.")
+        return self._token_ids[token]
+
+    def id_to_token(self, token_id):
+        vocabulary = self._checked_vocabulary()
+        if not 0 <= int(token_id) < len(vocabulary):
+            raise ValueError(f"Id {token_id} is out of the vocabulary's range [0, {len(vocabulary)}).")
+        return vocabulary[int(token_id)]
+
+    @property
+    def unk_token_id(self):
+        return self.token_to_id(self.unk_token)
+
+    @property
+    def cls_token_id(self):
+        return self.token_to_id(self.cls_token)
+
+    @property
+    def sep_token_id(self):
+        return self.token_to_id(self.sep_token)
+
+    @property
+    def pad_token_id(self):
+        return self.token_to_id(self.pad_token)
+
+    @property
+    def mask_token_id(self):
+        return self.token_to_id(self.mask_token)
+
+    # Tokenising.
+
+    def call(self, texts):
+        return self.tokenize(texts)
+
+    def tokenize(self, texts):
+        """Token ids (int32 `tf.RaggedTensor`, one row per text; a scalar string gives one row)."""
+        return self.per_text(self._tokenize_rows, texts)
+
+    def per_text(self, rows_function, texts):
+        """`rows_function` (1-D texts -> ragged rows, or a tuple of them) on texts of any shape, the result
+        shaped like `texts` (a scalar gives one row, N-D nested rows)."""
+        self._checked_vocabulary()
+        texts = to_string_tensor(texts, type(self).__name__)
+        if isinstance(texts, tf.RaggedTensor):
+            outputs = self.per_text(rows_function, texts.flat_values)
+            return tuple(texts.with_flat_values(o) for o in outputs) if isinstance(outputs, tuple) \
+                else texts.with_flat_values(outputs)
+        outputs = rows_function(tf.reshape(texts, [-1]))
+        if isinstance(outputs, tuple):
+            return tuple(restore_outer_shape(output, texts) for output in outputs)
+        return restore_outer_shape(outputs, texts)
+
+
+def restore_outer_shape(rows, texts):
+    """Gives the one-row-per-text result the shape of `texts` (scalar -> one row, N-D -> nested)."""
+    if texts.shape.rank == 0:
+        return rows[0]
+    for axis in reversed(range(1, texts.shape.rank)):
+        rows = tf.RaggedTensor.from_uniform_row_length(rows, tf.shape(texts, out_type=tf.int64)[axis])
+    return rows
