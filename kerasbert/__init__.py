@@ -24,7 +24,7 @@ EXPORTS = {
     "models": ("AlbertBackbone", "BertBackbone", "DistilBertBackbone", "ElectraBackbone", "RobertaBackbone",
                "backbone_class_for"),
     "tokenizers": ("AlbertTokenizer", "BertPacker", "BertPreprocessor", "BertTokenizer", "RobertaPacker",
-                   "RobertaTokenizer"),
+                   "RobertaTokenizer", "tokenizer_from_preset"),
 }
 HOME_OF = {name: package for package, names in EXPORTS.items() for name in names}
 

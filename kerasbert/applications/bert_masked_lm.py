@@ -20,7 +20,6 @@ from kerasbert.applications.task import (
 )
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.heads import MaskedLMHead
-from kerasbert.models.bert_backbone import tokenizer_settings
 from kerasbert.models.checkpoint_weights import assign_links, export_links, masked_lm_head_links
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.model_card import model_card
@@ -76,8 +75,7 @@ def load_masked_lm_head(head, checkpoint, task_name):
 
 def write_task_preset(task, folder, heads, task_config=None):
     """Write `task`'s backbone, vocabulary, head weights (HF names) and config as a kerasbert preset."""
-    vocabulary, settings = tokenizer_settings(task.tokenizer)
-    return write_kerasbert_folder(folder, task.backbone, vocabulary, settings,
+    return write_kerasbert_folder(folder, task.backbone, task.tokenizer,
                                   task_config=task_config, heads=heads, card=model_card(task))
 
 

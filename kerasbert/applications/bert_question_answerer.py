@@ -110,7 +110,7 @@ class BertQuestionAnswerer(Task):
         **kwargs,
     ):
         check_window_settings(preprocessor.sequence_length or backbone.max_sequence_length,
-                              doc_stride, max_question_length)
+                              doc_stride, max_question_length, 2 + preprocessor.tokenizer.packer_class.pair_separators)
 
         # === Functional model ===
         inputs = backbone.input
@@ -286,32 +286,35 @@ class BertQuestionAnswerer(Task):
         """
         question_ids = self.tokenizer.tokenize(question)[:, : self.max_question_length]
         context_ids, char_starts, char_ends = self.tokenizer.tokenize_with_offsets(context)
-        room = self.window_length - 3 - tf.cast(question_ids.row_lengths(), tf.int64)
+        packer = self.preprocessor.packer
+        room = self.window_length - packer.num_special_tokens(2) - tf.cast(question_ids.row_lengths(), tf.int64)
         context_ids = keep_first(context_ids, room)
-        inputs = self.preprocessor.packer((question_ids, context_ids))
+        inputs = packer((question_ids, context_ids))
         logits = self(inputs, training=False)
 
         def token_offsets(offsets):
             outside = tf.fill([question_ids.nrows(), 1], OUTSIDE_CONTEXT)
-            packed = tf.concat([outside, tf.ones_like(question_ids) * OUTSIDE_CONTEXT, outside,
-                                tf.cast(keep_first(offsets, room), tf.int32), outside], axis=1)
+            packed = tf.concat([outside, tf.ones_like(question_ids) * OUTSIDE_CONTEXT,
+                                *[outside] * packer.pair_separators, tf.cast(keep_first(offsets, room), tf.int32),
+                                outside], axis=1)
             return packed.to_tensor(OUTSIDE_CONTEXT, shape=inputs["token_ids"].shape)
 
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1],
                 "token_char_starts": token_offsets(char_starts), "token_char_ends": token_offsets(char_ends)}
 
 
-def check_window_settings(window_length, doc_stride, max_question_length):
-    """Every window must have more context tokens than `doc_stride`, even after the longest question."""
+def check_window_settings(window_length, doc_stride, max_question_length, special_tokens=3):
+    """Every window must have more context tokens than `doc_stride`, even after the longest question and the
+    `special_tokens` (3 in `[CLS] Q [SEP] C [SEP]`, 4 in RoBERTa's `<s> Q </s></s> C </s>`)."""
     for name, value in (("doc_stride", doc_stride), ("max_question_length", max_question_length)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
-    room = window_length - max_question_length - 3
+    room = window_length - max_question_length - special_tokens
     if doc_stride >= room:
         raise ValueError(
             f"doc_stride={doc_stride} leaves no room to slide: a window of {window_length} tokens "
             f"holds {room} context tokens after a question of max_question_length="
-            f"{max_question_length} and 3 special tokens. Lower doc_stride (e.g. {max(1, room // 2)}) "
+            f"{max_question_length} and {special_tokens} special tokens. Lower doc_stride (e.g. {max(1, room // 2)}) "
             "or max_question_length, or raise sequence_length."
         )
 

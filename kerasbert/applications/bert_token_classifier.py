@@ -13,7 +13,6 @@ from kerasbert.data.token_alignment import encode_words, entity_char_spans, enti
 from kerasbert.data.validation import check_count, to_dataframe, validate_text_columns, validate_token_columns
 
 OUTSIDE_TAG = "O"
-CONTINUATION_PREFIX = "##"
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -265,13 +264,15 @@ class BertTokenClassifier(Task):
         best = tf.argmax(logits[:, 1:], axis=-1, output_type=tf.int32)  # [CLS] left out
         tag_ids = tf.RaggedTensor.from_tensor(best, lengths=ids.row_lengths())
         names = tf.constant([str(label) for label in self.labels])
-        inside_word = tf.constant(continuation_flags(self.tokenizer))
+        continues = tf.constant(self.tokenizer.continuation_flags())
+        inside_word = ids.with_flat_values(tf.gather(continues, ids.flat_values))
+        first = tf.ragged.range(ids.row_lengths()) == 0  # a text's first piece starts a word (RoBERTa: no `Ġ`)
         return {
             "tag_ids": tag_ids.to_tensor(-1),
             "tags": tag_ids.with_flat_values(tf.gather(names, tag_ids.flat_values)).to_tensor(""),
             "starts": tf.cast(starts, tf.int64).to_tensor(-1),
             "ends": tf.cast(ends, tf.int64).to_tensor(-1),
-            "word_starts": ids.with_flat_values(~tf.gather(inside_word, ids.flat_values)).to_tensor(False),
+            "word_starts": tf.ragged.map_flat_values(tf.logical_or, ~inside_word, first).to_tensor(False),
         }
 
 
@@ -306,7 +307,7 @@ def split_words(tokenizer, texts):
     ids, starts, ends = tokenizer.tokenize_with_offsets(tf.constant(texts, tf.string, shape=[len(texts)]))
     row_splits = ids.row_splits.numpy()
     ids, starts, ends = (values.flat_values.numpy() for values in (ids, starts, ends))
-    word_first = np.flatnonzero(~continuation_flags(tokenizer)[ids])
+    word_first = np.flatnonzero(~tokenizer.continuation_flags()[ids] | np.isin(np.arange(len(ids)), row_splits))
     words, word_starts = [], []
     for text, row_start, row_end in zip(texts, row_splits[:-1], row_splits[1:]):
         first = word_first[(word_first >= row_start) & (word_first < row_end)]
@@ -314,11 +315,6 @@ def split_words(tokenizer, texts):
         words.append([text[start:end] for start, end in zip(starts[first], ends[last])])
         word_starts.append(starts[first].tolist())
     return words, word_starts
-
-
-def continuation_flags(tokenizer):
-    """A bool per vocabulary id: True for pieces that continue a word (`##...`)."""
-    return np.array([token.startswith(CONTINUATION_PREFIX) for token in tokenizer.get_vocabulary()])
 
 
 def warn_truncated(truncated_words, index, packed_length, max_length):

@@ -54,10 +54,11 @@ from kerasbert.layers.deferred_dense import DeferredDense
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.scalar_mix import ScalarMix
 from kerasbert.models.backbone_families import backbone_class_for
+from kerasbert.models.bert_backbone import check_tokenizer_fits
 from kerasbert.models.checkpoint_weights import assign_links, dense_links
-from kerasbert.presets.loading import load_checkpoint, load_tokenizer
+from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.tokenizers.family_tokenizers import tokenizer_from_preset
 from kerasbert.training.backup import TrainingBackup
 from kerasbert.training.distribution import (
     check_batches_split_evenly,
@@ -302,6 +303,7 @@ class Task(keras.Model):
 
     def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", head_inputs=None, **kwargs):
         check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
+        check_tokenizer_fits(backbone, getattr(preprocessor, "tokenizer", None))
         check_fine_tuning(fine_tuning)
         super().__init__(*args, **kwargs)
         self.backbone = backbone
@@ -350,6 +352,7 @@ class Task(keras.Model):
             check_count("sequence_length", sequence_length, minimum=3)
         check_fine_tuning(fine_tuning)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
+        tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
         overrides = {**fine_tuning_overrides(fine_tuning, checkpoint.backbone_config["hidden_dim"], adapter_size,
                                              lora_rank, lora_alpha, lora_targets), **(backbone_overrides or {})}
         if task_args.get("layer_mix"):
@@ -358,7 +361,6 @@ class Task(keras.Model):
         if sequence_length is None:
             sequence_length = min(cls.default_sequence_length or longest_input(backbone), longest_input(backbone))
         check_sequence_length_fits(sequence_length, backbone)
-        tokenizer = load_tokenizer(preset, BertTokenizer)
         preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)
         task_args = cls.task_args_from_checkpoint(checkpoint, task_args)
         task = cls(backbone=backbone, preprocessor=preprocessor, fine_tuning=fine_tuning, **task_args)

@@ -70,7 +70,8 @@ def prepare_qa_features(tokenizer, questions, contexts, answer_starts=None, answ
     original run_squad.py `doc_stride` was the step between window starts instead).
 
     Args:
-        tokenizer: a `BertTokenizer`.
+        tokenizer: a kerasbert tokenizer; windows are packed as its `packer_class` packs pairs
+            (`[CLS] Q [SEP] C [SEP]`, RoBERTa's `<s> Q </s></s> C </s>` with one more special token).
         questions, contexts: one str each per example.
         answer_starts, answer_texts: per example, the answer's character offset in its context and
             its text: a value, or a list whose first entry is used (an empty list: no answer, as in
@@ -110,7 +111,7 @@ def prepare_qa_features(tokenizer, questions, contexts, answer_starts=None, answ
     windows = _Windows(question_pieces.row_lengths().numpy(),
                        context_pieces.row_lengths().numpy()[context_of_example],
                        context_pieces.row_splits.numpy()[:-1][context_of_example],
-                       max_sequence_length, doc_stride, question_ids)
+                       max_sequence_length, doc_stride, question_ids, tokenizer.packer_class)
     token_ids, segment_ids, char_starts, char_ends = windows.pack(
         question_pieces, context_pieces.flat_values.numpy(), piece_starts.flat_values.numpy(),
         piece_ends.flat_values.numpy(), tokenizer.cls_token_id, tokenizer.sep_token_id)
@@ -129,8 +130,10 @@ class _Windows:
     """The context windows of every example: which context pieces each holds, and where they go."""
 
     def __init__(self, question_lengths, context_lengths, context_offsets, max_sequence_length,
-                 doc_stride, question_ids):
-        capacity = max_sequence_length - question_lengths - 3
+                 doc_stride, question_ids, packer_class):
+        self.separators = packer_class.pair_separators  # between question and context
+        self.second_segment_id = packer_class.second_segment_id
+        capacity = max_sequence_length - question_lengths - 2 - self.separators
         if (capacity <= doc_stride).any():
             example = int(np.flatnonzero(capacity <= doc_stride)[0])
             raise ValueError(f"Question {question_ids[example]!r} leaves {capacity[example]} context "
@@ -145,7 +148,7 @@ class _Windows:
                                          context_lengths[self.example] - self.context_start)
         self.question_length = question_lengths[self.example]
         self.first_piece = context_offsets[self.example] + self.context_start  # in the flat pieces
-        self.lengths = self.question_length + self.context_length + 3
+        self.lengths = self.question_length + self.context_length + 2 + self.separators
 
     def pack(self, question_pieces, piece_ids, piece_starts, piece_ends, cls_id, sep_id):
         """token_ids, segment_ids, char_starts, char_ends (ragged) of every window."""
@@ -153,7 +156,7 @@ class _Windows:
         position = np.arange(len(window)) - np.repeat(np.cumsum(self.lengths) - self.lengths, self.lengths)
         question_length = self.question_length[window]
         is_question = (position >= 1) & (position <= question_length)
-        context_position = position - question_length - 2
+        context_position = position - question_length - 1 - self.separators
         is_context = (context_position >= 0) & (context_position < self.context_length[window])
         question_flat = question_pieces.flat_values.numpy()
         question_first = question_pieces.row_splits.numpy()[:-1][self.example]
@@ -163,7 +166,7 @@ class _Windows:
         token_ids = np.where(position == 0, cls_id, sep_id).astype(np.int32)
         token_ids[is_question] = question_flat[question_index[is_question]]
         token_ids[is_context] = piece_ids[piece_index[is_context]]
-        segment_ids = (context_position >= 0).astype(np.int32)
+        segment_ids = (context_position >= 0).astype(np.int32) * self.second_segment_id
         char_starts = np.full(len(window), OUTSIDE_CONTEXT, np.int32)
         char_ends = np.full(len(window), OUTSIDE_CONTEXT, np.int32)
         char_starts[is_context] = piece_starts[piece_index[is_context]]

@@ -59,7 +59,8 @@ def encode_words(tokenizer, words, tags=None, *, tag_vocabulary=None, sequence_l
     """Tokenise pre-split sentences and align word tags with the first piece of each word.
 
     Args:
-        tokenizer: a `BertTokenizer`.
+        tokenizer: a kerasbert tokenizer (BERT, RoBERTa or ALBERT: `tokenize_words` cuts each word as HF's
+            `is_split_into_words=True` does; `[CLS]`/`<s>` and `[SEP]`/`</s>` around each sentence).
         words: one list of words (str) per sentence (a list, or a pandas Series).
         tags: optional, one tag per word: label ids (int), or names looked up in `tag_vocabulary`.
         tag_vocabulary: the tag names (id = position) or a `{name: id}` dict; needed for str tags.
@@ -88,7 +89,7 @@ def encode_words(tokenizer, words, tags=None, *, tag_vocabulary=None, sequence_l
                         "[['EU', 'rejects', 'German']].")
     flat_labels = None if tags is None else _tag_ids(tags, sentences, row_names, tag_vocabulary)
 
-    pieces = tokenizer.tokenize(tf.constant(flat_words, tf.string, shape=[len(flat_words)]))
+    pieces = tokenizer.tokenize_words(tf.constant(flat_words, tf.string, shape=[len(flat_words)]))
     piece_counts = pieces.row_lengths().numpy()
     piece_ids = pieces.flat_values.numpy()
     layout = _PieceLayout(word_counts, piece_counts, sequence_length - 2)

@@ -25,3 +25,4 @@ def backbone_class_for(checkpoint):
         raise UnsupportedModelTypeError(f"{checkpoint.source} holds a {family!r} model; kerasbert builds "
                                         f"{', '.join(sorted(BACKBONE_CLASSES))}.")
     return BACKBONE_CLASSES[family]
+

@@ -26,15 +26,18 @@ from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.training.distribution import check_dtype_fits_the_device
 
-TOKENIZER_SETTINGS = ("lowercase", "strip_accents", "tokenize_chinese_chars")
 
-
-def tokenizer_settings(tokenizer):
-    """The vocabulary and casing of a `BertTokenizer` (None: no tokenizer)."""
-    if tokenizer is None:
-        return None, None
-    config = tokenizer.get_config()
-    return tokenizer.get_vocabulary(), {key: config[key] for key in TOKENIZER_SETTINGS}
+def check_tokenizer_fits(backbone, tokenizer):
+    """A `FamilyMismatchError` when `tokenizer` (None: nothing to check) is not a tokenizer of the backbone's
+    family (a BERT WordPiece tokenizer in front of a RoBERTa backbone gives it ids of another vocabulary)."""
+    families = getattr(tokenizer, "families", None)
+    family = getattr(backbone, "family", "bert")
+    if families is not None and family not in families:
+        raise FamilyMismatchError(
+            f"A {type(tokenizer).__name__} cannot feed a {type(backbone).__name__}: it reads {', '.join(families)} "
+            f"vocabularies, the backbone is {family}. Load both from the same preset "
+            "(Task.from_preset, or BertPreprocessor.from_preset for the tokenizer)."
+        )
 
 
 def resolve_block_class(encoder_block):
@@ -364,8 +367,8 @@ class BertBackbone(keras.Model):
             return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
         if format != "kerasbert":
             raise ValueError(f"format={format!r}: use 'kerasbert' (any backbone) or 'hf' (HF transformers).")
-        vocabulary, settings = tokenizer_settings(tokenizer)
-        return write_kerasbert_folder(folder, self, vocabulary, settings)
+        check_tokenizer_fits(self, tokenizer)
+        return write_kerasbert_folder(folder, self, tokenizer)
 
     def export_to_hf(self, folder, tokenizer=None, heads=None, id2label=None, allow_lossy=False):
         """Write a HF transformers folder (`config.json`, `model.safetensors`, vocabulary) of the HF base
@@ -384,7 +387,6 @@ class BertBackbone(keras.Model):
             raise ValueError(f"Task heads are written to HF folders of BERT only; this is a {self.family} "
                              "backbone. Export the backbone alone, or save the task with save_to_preset.")
         check_hf_expressible(self, allow_lossy)
-        vocabulary, settings = tokenizer_settings(tokenizer)
+        check_tokenizer_fits(self, tokenizer)
         state_dict = {**export_hf_weights(self), **(heads or {})}
-        config = self.get_config()
-        return write_hf_folder(folder, config, state_dict, vocabulary, settings or {}, id2label, self.family)
+        return write_hf_folder(folder, self.get_config(), state_dict, tokenizer, id2label, self.family)

@@ -10,10 +10,9 @@ Example:
 """
 
 from kerasbert.models.backbone_families import backbone_class_for
-from kerasbert.models.bert_backbone import tokenizer_settings
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
-from kerasbert.presets.loading import load_checkpoint, load_tokenizer
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tokenizers.family_tokenizers import tokenizer_from_preset
 
 FORMATS = ("kerasbert", "hf")
 HEAD_PREFIXES = ("cls.", "classifier.", "qa_outputs.")
@@ -26,10 +25,8 @@ def convert_preset(source, destination, format="kerasbert", allow_pickle=False):
         raise ValueError(f"format={format!r}: use one of {', '.join(FORMATS)}.")
     checkpoint = load_checkpoint(source, True, allow_pickle)
     backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint)
-    tokenizer = load_tokenizer(source, BertTokenizer)
+    tokenizer = tokenizer_from_preset(source)
     heads = {name: value for prefix in HEAD_PREFIXES for name, value in checkpoint.heads(prefix).items()}
     if format == "hf":
         return backbone.export_to_hf(destination, tokenizer, heads=heads, id2label=checkpoint.id2label)
-    vocabulary, settings = tokenizer_settings(tokenizer)
-    return write_kerasbert_folder(destination, backbone, vocabulary, settings, task_config=checkpoint.task_config,
-                                  heads=heads)
+    return write_kerasbert_folder(destination, backbone, tokenizer, task_config=checkpoint.task_config, heads=heads)

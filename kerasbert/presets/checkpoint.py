@@ -16,6 +16,31 @@ class FamilyMismatchError(CheckpointError):
     """Weights of another model family than their config says, or than the backbone class loading them."""
 
 
+# The tokenizer files of each family's checkpoint folder (DistilBERT and ELECTRA use BERT's WordPiece).
+TOKENIZER_FILES = {"bert": ("vocab.txt",), "distilbert": ("vocab.txt",), "electra": ("vocab.txt",),
+                   "roberta": ("vocab.json", "merges.txt"), "albert": ("spiece.model",)}
+TOKENIZER_KINDS = {"vocab.txt": "WordPiece vocabulary", "vocab.json": "byte-level BPE vocabulary",
+                   "merges.txt": "byte-level BPE merges", "spiece.model": "SentencePiece model"}
+
+
+def tokenizer_location(folder, family):
+    """Where a tokenizer of `family` reads its files in `folder`: the one file (`vocab.txt`, else a
+    `tokenizer.json` for WordPiece; `spiece.model`), the folder itself for RoBERTa's two files, or None when
+    any file is missing.
+
+    Example:
+    >>> tokenizer_location(Path("roberta-base"), "roberta")
+    PosixPath('roberta-base')
+    """
+    files = TOKENIZER_FILES[family or "bert"]
+    if files == ("vocab.txt",) and not (Path(folder) / "vocab.txt").is_file() \
+            and (Path(folder) / "tokenizer.json").is_file():
+        return Path(folder) / "tokenizer.json"  # transformers 5 saves WordPiece there alone
+    if not all((Path(folder) / name).is_file() for name in files):
+        return None
+    return Path(folder) / files[0] if len(files) == 1 else Path(folder)
+
+
 @dataclasses.dataclass
 class Checkpoint:
     """A checkpoint read from disk, independent of its original format.
@@ -24,9 +49,11 @@ class Checkpoint:
         source: the file or folder it came from (for error messages).
         format: "hf", "google" or "kerasbert".
         backbone_config: `BertBackbone` keyword arguments.
-        tokenizer_config: `BertTokenizer` keyword arguments except the vocabulary
-            (`lowercase`, `strip_accents`, `tokenize_chinese_chars`).
-        vocabulary_path: the `vocab.txt`, or None when the folder has none.
+        tokenizer_config: keyword arguments of the family's tokenizer except its files (`BertTokenizer`:
+            `lowercase`, `strip_accents`, `tokenize_chinese_chars`; `RobertaTokenizer`: `add_prefix_space`, ...;
+            `AlbertTokenizer`: `do_lower_case`, `keep_accents`, ...).
+        vocabulary_path: where the tokenizer's files are (`tokenizer_location`: `vocab.txt`, `spiece.model`, or
+            the folder of RoBERTa's `vocab.json` and `merges.txt`), or None when the folder lacks them.
         state_dict: weights under HF BERT names in torch layout (hf and google formats),
             including task heads (`cls.predictions.*`, `cls.seq_relationship.*`,
             `classifier.*`, `qa_outputs.*`) when present; for a kerasbert preset only its
@@ -65,11 +92,15 @@ class Checkpoint:
         return {k: v for k, v in (self.state_dict or {}).items() if k.startswith(prefix)}
 
     def require_vocabulary(self):
-        """The vocabulary path, or a clear error when the checkpoint has none."""
-        if self.vocabulary_path is None or not Path(self.vocabulary_path).is_file():
+        """The tokenizer files' location, or a clear error naming the files the checkpoint lacks."""
+        if self.vocabulary_path is None or not Path(self.vocabulary_path).exists():
+            files = TOKENIZER_FILES[self.family or "bert"]
+            folder = Path(self.source)
+            missing = [name for name in files if not (folder / name).is_file()] if folder.is_dir() else files
+            described = " and ".join(f"{name} (the {TOKENIZER_KINDS[name]})" for name in missing)
             raise FileNotFoundError(
-                f"No vocab.txt in {self.source}: a BERT tokenizer needs the WordPiece "
-                "vocabulary its checkpoint was trained with. Copy the checkpoint's vocab.txt "
-                "into that folder."
+                f"No {' and no '.join(missing)} in {self.source}: a {self.family or 'bert'} tokenizer needs "
+                f"{described} its checkpoint was trained with. Copy the checkpoint's tokenizer files into that "
+                "folder."
             )
         return Path(self.vocabulary_path)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from kerasbert.atomic_files import atomic_path, write_text_atomically
-from kerasbert.presets.checkpoint import Checkpoint, CheckpointError, FamilyMismatchError
+from kerasbert.presets.checkpoint import Checkpoint, CheckpointError, FamilyMismatchError, tokenizer_location
 from kerasbert.presets.hf_families import (
     FAMILIES,
     backbone_config_from_hf,
@@ -79,26 +79,56 @@ def read_pickled_weights(path):
     return {name: tensor.float().numpy() for name, tensor in state.items()}
 
 
-def tokenizer_config_from_hf(folder):
-    """Casing settings from `tokenizer.json` (the fast tokenizer's normalizer) or `tokenizer_config.json`."""
+def tokenizer_config_from_hf(folder, family="bert"):
+    """The family's tokenizer settings from `tokenizer.json` (the fast tokenizer) or `tokenizer_config.json`."""
     tokenizer_json = folder / "tokenizer.json"
-    if tokenizer_json.is_file():
-        normalizer = read_json(tokenizer_json).get("normalizer") or {}
-        if normalizer.get("type") == "BertNormalizer":
-            return {
-                "lowercase": bool(normalizer.get("lowercase", True)),
-                "strip_accents": normalizer.get("strip_accents"),
-                "tokenize_chinese_chars": bool(normalizer.get("handle_chinese_chars", True)),
-            }
-    settings = {}
+    fast = read_json(tokenizer_json) if tokenizer_json.is_file() else None
     config_path = folder / "tokenizer_config.json"
-    if config_path.is_file():
-        settings = read_json(config_path)
+    settings = read_json(config_path) if config_path.is_file() else {}
+    if family == "roberta":
+        return roberta_settings(fast, settings)
+    if family == "albert":
+        return albert_settings(fast, settings)
+    normalizer = (fast or {}).get("normalizer") or {}
+    if normalizer.get("type") == "BertNormalizer":
+        return {
+            "lowercase": bool(normalizer.get("lowercase", True)),
+            "strip_accents": normalizer.get("strip_accents"),
+            "tokenize_chinese_chars": bool(normalizer.get("handle_chinese_chars", True)),
+        }
     return {
         "lowercase": bool(settings.get("do_lower_case", True)),
         "strip_accents": settings.get("strip_accents"),
         "tokenize_chinese_chars": bool(settings.get("tokenize_chinese_chars", True)),
     }
+
+
+def added_token(fast, content):
+    """The `added_tokens` entry of `content` in a `tokenizer.json`, or None."""
+    return next((token for token in (fast or {}).get("added_tokens", []) if token.get("content") == content), None)
+
+
+def roberta_settings(fast, settings):
+    """`RobertaTokenizer` settings: the prefix space (the pre-tokenizer's, else `tokenizer_config.json`'s) and
+    whether `<mask>` takes the space on its left (its added token's `lstrip`; RoBERTa's is True)."""
+    pre_tokenizer = (fast or {}).get("pre_tokenizer") or {}
+    add_prefix_space = pre_tokenizer.get("add_prefix_space", settings.get("add_prefix_space", False))
+    mask_token = settings.get("mask_token", "<mask>")
+    mask = added_token(fast, mask_token.get("content") if isinstance(mask_token, dict) else mask_token)
+    return {"add_prefix_space": bool(add_prefix_space), "mask_token_lstrip": bool((mask or {}).get("lstrip", True))}
+
+
+ALBERT_SPECIAL_TOKENS = {"<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"}
+
+
+def albert_settings(fast, settings):
+    """`AlbertTokenizer` settings: casing and accents from `tokenizer_config.json`, and
+    `legacy_added_tokens` when a `tokenizer.json` written by transformers 4 (added tokens: the special
+    tokens only, as in the published ALBERT checkpoints) is what HF loads."""
+    legacy = fast is not None and {token.get("content") for token in fast.get("added_tokens", [])} <= \
+        ALBERT_SPECIAL_TOKENS
+    return {"do_lower_case": bool(settings.get("do_lower_case", True)),
+            "keep_accents": bool(settings.get("keep_accents", False)), "legacy_added_tokens": legacy}
 
 
 def check_weights_fit_the_config(state_dict, config, model_type, source):
@@ -144,13 +174,12 @@ def read_hf_folder(folder, load_weights=True, allow_pickle=False):
     id2label = hf_config.get("id2label")
     if id2label:
         id2label = {int(i): label for i, label in id2label.items()}
-    vocabulary = folder / "vocab.txt"
     return Checkpoint(
         source=str(folder),
         format="hf",
         backbone_config=backbone_config,
-        tokenizer_config=tokenizer_config_from_hf(folder),
-        vocabulary_path=vocabulary if vocabulary.is_file() else None,
+        tokenizer_config=tokenizer_config_from_hf(folder, model_type),
+        vocabulary_path=tokenizer_location(folder, model_type),
         state_dict=state_dict,
         id2label=id2label,
         architectures=tuple(hf_config.get("architectures") or ()),
@@ -158,13 +187,13 @@ def read_hf_folder(folder, load_weights=True, allow_pickle=False):
     )
 
 
-def write_hf_folder(folder, backbone_config, state_dict, vocabulary, tokenizer_config, id2label=None,
-                    model_type="bert"):
-    """Write a folder that `transformers.AutoModel.from_pretrained` and `BertTokenizerFast` load.
+def write_hf_folder(folder, backbone_config, state_dict, tokenizer=None, id2label=None, model_type="bert"):
+    """Write a folder that `transformers.AutoModel.from_pretrained` and `AutoTokenizer` load.
 
     `state_dict` uses the HF base model's names of `model_type` (`BertModel`, `AlbertModel`, ...); BERT head
     weights (`cls.*`, `classifier.*`, `qa_outputs.*`) are written with the `bert.` prefix convention of HF
-    task models (the other families are written without heads).
+    task models (the other families are written without heads). `tokenizer`: a kerasbert tokenizer, whose
+    files (`vocab.txt`, `vocab.json` + `merges.txt`, `spiece.model`) and HF settings are written too.
     """
     from safetensors.numpy import save_file
 
@@ -191,15 +220,9 @@ def write_hf_folder(folder, backbone_config, state_dict, vocabulary, tokenizer_c
     with atomic_path(folder / "model.safetensors") as temporary:
         save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in state_dict.items()},
                   str(temporary), metadata={"format": "pt"})
-    if vocabulary is not None:
-        write_text_atomically(folder / "vocab.txt", "\n".join(vocabulary) + "\n")
-    tokenizer_json = {
-        "tokenizer_class": "BertTokenizer",
-        "do_lower_case": tokenizer_config.get("lowercase", True),
-        "strip_accents": tokenizer_config.get("strip_accents"),
-        "tokenize_chinese_chars": tokenizer_config.get("tokenize_chinese_chars", True),
-        "model_max_length": backbone_config["max_sequence_length"],
-    }
-    write_text_atomically(folder / "tokenizer_config.json", json.dumps(tokenizer_json, indent=2))
+    if tokenizer is not None:
+        tokenizer.write_files(folder)
+        settings = {**tokenizer.hf_tokenizer_config(), "model_max_length": backbone_config["max_sequence_length"]}
+        write_text_atomically(folder / "tokenizer_config.json", json.dumps(settings, indent=2))
     write_text_atomically(folder / "config.json", json.dumps(hf_config, indent=2))
     return folder

@@ -1,4 +1,4 @@
-"""kerasbert preset folders: `kerasbert.json`, `model.weights.h5`, `vocab.txt`, `heads.safetensors`.
+"""kerasbert preset folders: `kerasbert.json`, `model.weights.h5`, the tokenizer files, `heads.safetensors`.
 
 Written by `save_to_preset(folder)`; they hold any kerasbert backbone (also pre-LN or a
 custom encoder block), its tokenizer settings and, for applications, the task config and
@@ -12,27 +12,27 @@ from pathlib import Path
 import numpy as np
 
 from kerasbert.atomic_files import atomic_path, write_text_atomically
-from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
+from kerasbert.presets.checkpoint import Checkpoint, CheckpointError, tokenizer_location
 from kerasbert.presets.model_card import model_card
 
 MANIFEST = "kerasbert.json"
 WEIGHTS = "model.weights.h5"
-VOCABULARY = "vocab.txt"
 HEADS = "heads.safetensors"
 FORMAT_VERSION = 1
 
 
-def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None, task_config=None,
-                           heads=None, card=None):
-    """Save `model`'s config and weights, and the vocabulary, into `folder`.
+def write_kerasbert_folder(folder, model, tokenizer=None, task_config=None, heads=None, card=None):
+    """Save `model`'s config and weights, and the tokenizer's files and settings, into `folder`.
 
     `model` is any Keras model whose `get_config()` holds the backbone arguments (the
-    backbone itself, or a task's backbone). `heads`: task head weights, a dict of HF names
+    backbone itself, or a task's backbone). `tokenizer`: a kerasbert tokenizer of the backbone's family
+    (its files keep their HF names: `vocab.txt`, `vocab.json` + `merges.txt`, `spiece.model`). `heads`: task
+    head weights, a dict of HF names
     -> arrays in torch layout (a folder saved without heads loses any it held before). `card`: the
     `README.md` text (default: `model_card(model)`).
 
     Example:
-    >>> write_kerasbert_folder("my_bert", backbone, tokenizer.get_vocabulary(), {"lowercase": True})
+    >>> write_kerasbert_folder("my_bert", backbone, tokenizer)
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -44,15 +44,15 @@ def write_kerasbert_folder(folder, model, vocabulary=None, tokenizer_config=None
         "format_version": FORMAT_VERSION,
         "family": getattr(model, "family", "bert"),  # the backbone class: BertBackbone, RobertaBackbone, ...
         "backbone": config,
-        "tokenizer": tokenizer_config,
+        "tokenizer": None if tokenizer is None else tokenizer.folder_settings(),
         "task": task_config,
     }
     # Each file is written beside its name and renamed (a kill never leaves a torn one), the manifest last:
     # a new folder is a preset only once it is complete.
     with atomic_path(folder / WEIGHTS) as temporary:
         model.save_weights(str(temporary))
-    if vocabulary is not None:
-        write_text_atomically(folder / VOCABULARY, "\n".join(vocabulary) + "\n")
+    if tokenizer is not None:
+        tokenizer.write_files(folder)
     if heads:
         from safetensors.numpy import save_file
 
@@ -91,13 +91,12 @@ def read_kerasbert_folder(folder, load_weights=True):
     weights = folder / WEIGHTS
     if load_weights and not weights.is_file():
         raise CheckpointError(f"{folder} has {MANIFEST} but no {WEIGHTS}; the preset is incomplete.")
-    vocabulary = folder / VOCABULARY
     return Checkpoint(
         source=str(folder),
         format="kerasbert",
         backbone_config=manifest["backbone"],
         tokenizer_config=manifest.get("tokenizer") or {},
-        vocabulary_path=vocabulary if vocabulary.is_file() else None,
+        vocabulary_path=tokenizer_location(folder, manifest.get("family")),
         keras_weights_path=weights if load_weights else None,
         state_dict=read_heads(folder) if load_weights else None,
         task_config=manifest.get("task"),

@@ -5,7 +5,7 @@ import difflib
 import importlib
 from pathlib import Path
 
-from kerasbert.presets.checkpoint import Checkpoint, CheckpointError
+from kerasbert.presets.checkpoint import TOKENIZER_FILES, Checkpoint, CheckpointError, FamilyMismatchError
 from kerasbert.presets.google_format import read_google_folder
 from kerasbert.presets.hf_format import read_hf_folder
 from kerasbert.presets.kerasbert_format import MANIFEST, read_kerasbert_folder
@@ -85,10 +85,12 @@ def load_checkpoint(preset, load_weights=True, allow_pickle=False):
         entry = PRESETS[preset]
         if load_weights:
             return read_folder(fetch(entry["source"]), load_weights=True, allow_pickle=allow_pickle)
+        family = entry.get("family", "bert")
+        wordpiece_defaults = {"strip_accents": None, "tokenize_chinese_chars": True} \
+            if TOKENIZER_FILES[family] == TOKENIZER_FILES["bert"] else {}
         return Checkpoint(
             source=preset, format="builtin", backbone_config=dict(entry["config"]),
-            tokenizer_config={"strip_accents": None, "tokenize_chinese_chars": True, **entry["tokenizer"]},
-            vocabulary_path=None, family=entry.get("family", "bert"),
+            tokenizer_config={**wordpiece_defaults, **entry["tokenizer"]}, vocabulary_path=None, family=family,
         )
     if preset.startswith("hf://"):
         return read_folder(fetch(preset), load_weights, allow_pickle)
@@ -129,7 +131,8 @@ def vocabulary_path(preset, checkpoint):
 
 
 def load_tokenizer(preset, cls, **overrides):
-    """Build tokenizer class `cls` with the vocabulary and casing of `preset`.
+    """Build tokenizer class `cls` with the files and settings of `preset`; a `FamilyMismatchError` when `cls`
+    is not the tokenizer of the preset's family (`cls.families`).
 
     Example:
     >>> load_tokenizer("all_minilm_l6_v2_en", BertTokenizer).vocabulary_size()
@@ -137,5 +140,12 @@ def load_tokenizer(preset, cls, **overrides):
     """
     preset = str(preset)
     checkpoint = load_checkpoint(preset, load_weights=False)
+    family = checkpoint.family or "bert"
+    if family not in cls.families:
+        raise FamilyMismatchError(
+            f"{preset} is a {family} checkpoint; {cls.__name__} reads the tokenizers of {', '.join(cls.families)}. "
+            "Use kerasbert.tokenizers.tokenizer_from_preset (or BertPreprocessor.from_preset), which picks the "
+            "family's tokenizer."
+        )
     settings = {**checkpoint.tokenizer_config, **overrides}
-    return cls(vocabulary=str(vocabulary_path(preset, checkpoint)), **settings)
+    return cls(str(vocabulary_path(preset, checkpoint)), **settings)

@@ -40,10 +40,11 @@ def small_bert(layers, hidden):
     }
 
 
-def family_preset(family, description, source, config, lowercase, **entry):
-    """The registry entry of a model of the BERT family other than BERT itself (`family`: its HF model_type)."""
+def family_preset(family, description, source, config, tokenizer, **entry):
+    """The registry entry of a model of the BERT family other than BERT itself (`family`: its HF model_type;
+    `tokenizer`: the settings of the family's tokenizer)."""
     return {"family": family, "description": description, "config": config, "source": source,
-            "tokenizer": {"lowercase": lowercase}, **entry}
+            "tokenizer": tokenizer, **entry}
 
 
 PRESETS = {
@@ -114,26 +115,26 @@ PRESETS = {
         "uncased English (SentencePiece).", "hf://albert/albert-base-v2",
         {**google_bert(12, 768, vocabulary_size=30000), "dropout": 0.0, "attention_dropout": 0.0,
          "activation": "gelu_approximate", "embedding_dim": 128, "num_block_groups": 1, "blocks_per_group": 1},
-        lowercase=True,
+        {"do_lower_case": True, "keep_accents": False, "legacy_added_tokens": True},  # its tokenizer.json: HF 4
     ),
     "roberta_base": family_preset(
         "roberta", "RoBERTa-BASE (12 layers, hidden 768, 125M parameters), cased English (byte-level BPE).",
         "hf://FacebookAI/roberta-base",
         {**google_bert(12, 768, vocabulary_size=50265), "max_sequence_length": 514, "num_segments": 1,
          "layer_norm_epsilon": 1e-5, "padding_token_id": 1},
-        lowercase=False,
+        {"add_prefix_space": False, "mask_token_lstrip": True},
     ),
     "distilbert_base_uncased": family_preset(
         "distilbert", "DistilBERT-BASE (6 layers, hidden 768, 66M parameters, no segments, no pooler), uncased "
         "English.", "hf://distilbert/distilbert-base-uncased",
         {**google_bert(6, 768), "num_segments": 0, "use_pooler": False},
-        lowercase=True, offline_vocabulary=UNCASED_EN_VOCABULARY,
+        {"lowercase": True}, offline_vocabulary=UNCASED_EN_VOCABULARY,
     ),
     "electra_small_discriminator": family_preset(
         "electra", "ELECTRA-small discriminator (12 layers, hidden 256, embeddings 128, 14M parameters, no "
         "pooler), uncased English.", "hf://google/electra-small-discriminator",
         {**google_bert(12, 256), "embedding_dim": 128, "use_pooler": False},
-        lowercase=True,
+        {"lowercase": True},
     ),
 }
 

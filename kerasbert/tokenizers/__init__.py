@@ -8,5 +8,6 @@ from kerasbert.tokenizers.albert_tokenizer import AlbertTokenizer
 from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
 from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.tokenizers.family_tokenizers import tokenizer_from_preset
 from kerasbert.tokenizers.roberta_packer import RobertaPacker
 from kerasbert.tokenizers.roberta_tokenizer import RobertaTokenizer

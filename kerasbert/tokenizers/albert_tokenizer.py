@@ -21,7 +21,9 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from sentencepiece import SentencePieceProcessor, sentencepiece_model_pb2
 
+from kerasbert.atomic_files import write_bytes_atomically
 from kerasbert.tokenizers import unicode_tables
+from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.bert_tokenizer import to_int_ids
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
@@ -320,6 +322,23 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
                 "the model with keras.saving.load_model, or call set_proto('spiece.model')."
             )
         return self._vocabulary
+
+    # Presets: HF's `spiece.model` and tokenizer settings.
+
+    families = ("albert",)
+    packer_class = BertPacker  # `[CLS] A [SEP] B [SEP]`, as BERT
+    word_start_marker = "\u2581"  # "▁"
+
+    def write_files(self, folder):
+        """Write `spiece.model` into `folder`."""
+        self._checked_vocabulary()
+        write_bytes_atomically(os.path.join(folder, PROTO_ASSET), self._proto)
+
+    def hf_tokenizer_config(self):
+        """The `tokenizer_config.json` settings HF's `AlbertTokenizer` reads (HF builds its fast tokenizer from
+        `spiece.model` alone: `legacy_added_tokens=False`)."""
+        return {"tokenizer_class": "AlbertTokenizer", "do_lower_case": self.do_lower_case,
+                "keep_accents": self.keep_accents, "remove_space": True, **self.special_tokens()}
 
     # Saving: the model is a file in the `.keras` archive, not part of the config.
 

@@ -73,6 +73,11 @@ class BertPacker(keras.layers.Layer):
         outputs = self._pack(segments)
         return {name: value[0] for name, value in outputs.items()} if unbatched else outputs
 
+    # A pair's layout, for code that packs pairs itself (QA windows): separators between the segments, and
+    # the second segment's segment id.
+    pair_separators = 1
+    second_segment_id = 1
+
     def num_special_tokens(self, num_segments):
         """`[CLS]` and one `[SEP]` per segment."""
         return num_segments + 1

@@ -1,15 +1,17 @@
-"""BertPreprocessor: raw text (or text pairs) -> the BERT backbone's input dict."""
+"""BertPreprocessor: raw text (or text pairs) -> the backbone's input dict, for BERT and its family."""
 
 import keras
 
-from kerasbert.tokenizers.bert_packer import BertPacker, check_sequence_length
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.tokenizers.bert_packer import check_sequence_length
+from kerasbert.tokenizers.family_tokenizers import tokenizer_from_preset
 from kerasbert.tokenizers.string_inputs import to_string_tensor
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
 class BertPreprocessor(keras.layers.Layer):
-    """Tokenises texts with a `BertTokenizer` and packs them with a `BertPacker`.
+    """Tokenises texts with a kerasbert tokenizer and packs them as its model family does: `BertPacker`
+    (`[CLS] A [SEP] B [SEP]`; BERT, ALBERT, DistilBERT, ELECTRA) or `RobertaPacker` (`<s> A </s></s> B </s>`).
 
     Call it with a batch of texts, or a tuple `(texts_a, texts_b)` of two batches for pairs (a
     list is always one batch of texts). A single string gives unbatched outputs. Returns the dict
@@ -17,7 +19,7 @@ class BertPreprocessor(keras.layers.Layer):
     `tokenizer(a, b, truncation="longest_first", max_length=sequence_length, padding=...)`.
 
     Args:
-        tokenizer: a `BertTokenizer`.
+        tokenizer: a `BertTokenizer`, `RobertaTokenizer` or `AlbertTokenizer` (its `packer_class` packs).
         sequence_length: the longest output, `[CLS]`/`[SEP]` included; longer inputs are truncated.
             `None`: no truncation.
         pad_to_sequence_length: pad to `sequence_length` (True) or to the longest in the batch
@@ -33,8 +35,9 @@ class BertPreprocessor(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
-        if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(f"`tokenizer` must be a BertTokenizer, got {type(tokenizer).__name__}.")
+        if not isinstance(tokenizer, TokenizerBase):
+            raise TypeError(f"`tokenizer` must be a kerasbert tokenizer (BertTokenizer, RobertaTokenizer, "
+                            f"AlbertTokenizer), got {type(tokenizer).__name__}.")
         self.tokenizer = tokenizer
         self.sequence_length = check_sequence_length(sequence_length)
         self.pad_to_sequence_length = bool(pad_to_sequence_length)
@@ -42,10 +45,10 @@ class BertPreprocessor(keras.layers.Layer):
 
     @property
     def packer(self):
-        """The `BertPacker` with the tokenizer's special ids, made at first use (a tokenizer read
+        """The tokenizer's packer (`packer_class`) with its special ids, made at first use (a tokenizer read
         from a `.keras` file has its vocabulary only after its config)."""
         if self._packer is None:
-            self._packer = BertPacker(
+            self._packer = self.tokenizer.packer_class(
                 cls_token_id=self.tokenizer.cls_token_id,
                 sep_token_id=self.tokenizer.sep_token_id,
                 pad_token_id=self.tokenizer.pad_token_id,
@@ -56,8 +59,8 @@ class BertPreprocessor(keras.layers.Layer):
 
     @classmethod
     def from_preset(cls, preset, sequence_length=512, pad_to_sequence_length=True, **tokenizer_kwargs):
-        """The preprocessor of a preset name or checkpoint folder."""
-        tokenizer = BertTokenizer.from_preset(preset, **tokenizer_kwargs)
+        """The preprocessor of a preset name or checkpoint folder, with its family's tokenizer."""
+        tokenizer = tokenizer_from_preset(preset, **tokenizer_kwargs)
         return cls(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=pad_to_sequence_length)
 
     def call(self, texts):

@@ -9,7 +9,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from kerasbert.presets.loading import load_tokenizer
+from kerasbert.atomic_files import write_text_atomically
+from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 from kerasbert.tokenizers.vocabulary import check_vocabulary, load_vocabulary
 from kerasbert.tokenizers.word_splitter import WordSplitter
@@ -159,10 +160,20 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         with open(path, encoding="utf-8") as file:
             self.set_vocabulary(json.load(file))
 
-    @classmethod
-    def from_preset(cls, preset, **kwargs):
-        """The tokenizer of a preset name or checkpoint folder (`vocab.txt` + tokenizer settings)."""
-        return load_tokenizer(preset, cls=cls, **kwargs)
+    # Presets: HF's `vocab.txt` and tokenizer settings.
+
+    families = ("bert", "distilbert", "electra")  # the families whose checkpoints use WordPiece
+    packer_class = BertPacker
+    continuation_marker = CONTINUATION_PREFIX
+
+    def write_files(self, folder):
+        """Write `vocab.txt` (one token a line, id = line) into `folder`."""
+        write_text_atomically(os.path.join(folder, "vocab.txt"), "\n".join(self.get_vocabulary()) + "\n")
+
+    def hf_tokenizer_config(self):
+        """The `tokenizer_config.json` settings HF's `BertTokenizer` reads."""
+        return {"tokenizer_class": "BertTokenizer", "do_lower_case": self.lowercase, "strip_accents": self.strip_accents,
+                "tokenize_chinese_chars": self.tokenize_chinese_chars, **self.special_tokens()}
 
     @classmethod
     def from_vocabulary_file(cls, path, **kwargs):

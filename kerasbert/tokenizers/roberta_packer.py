@@ -31,6 +31,9 @@ class RobertaPacker(BertPacker):
     [[0, 7, 8, 9, 2, 2, 11, 12, 2]]
     """
 
+    pair_separators = 2  # `</s></s>`
+    second_segment_id = 0
+
     def num_special_tokens(self, num_segments):
         """`<s>` and `</s>` around each segment (a pair: `<s> A </s></s> B </s>`)."""
         return 2 * num_segments

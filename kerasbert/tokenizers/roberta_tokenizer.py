@@ -8,7 +8,10 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from kerasbert.atomic_files import write_text_atomically
 from kerasbert.tokenizers.bert_tokenizer import to_int_ids
+from kerasbert.tokenizers.roberta_packer import RobertaPacker
+from kerasbert.tokenizers.string_inputs import to_string_tensor
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 
 VOCABULARY_FILE = "vocab.json"  # token -> id, as in HF RoBERTa and GPT-2 folders (and `.keras` assets)
@@ -273,6 +276,32 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
                 "file is incomplete. Save the model again with model.save('model.keras')."
             )
         self.set_vocabulary(dir_path)
+
+    # Presets: HF's `vocab.json`, `merges.txt` and tokenizer settings.
+
+    families = ("roberta",)
+    packer_class = RobertaPacker
+    word_start_marker = SPACE_CHARACTER
+
+    def write_files(self, folder):
+        """Write `vocab.json` and `merges.txt` (with HF's `#version` line) into `folder`."""
+        self._checked_vocabulary()
+        write_text_atomically(os.path.join(folder, VOCABULARY_FILE),
+                              json.dumps(dict(self._token_ids), ensure_ascii=False))
+        write_text_atomically(os.path.join(folder, MERGES_FILE),
+                              "#version: 0.2\n" + "".join(f"{merge}\n" for merge in self._merges))
+
+    def hf_tokenizer_config(self):
+        """The `tokenizer_config.json` settings HF's `RobertaTokenizer` reads (`<mask>` takes the space on its
+        left there, as `mask_token_lstrip=True`)."""
+        return {"tokenizer_class": "RobertaTokenizer", "add_prefix_space": self.add_prefix_space,
+                "bos_token": self.cls_token, "eos_token": self.sep_token, **self.special_tokens()}
+
+    def tokenize_words(self, words):
+        """Ids of each word of pre-split text, each word with a space in front as HF's
+        `is_split_into_words=True` (which needs `add_prefix_space=True`) cuts it."""
+        words = to_string_tensor(words, type(self).__name__)
+        return self.tokenize(words if self.add_prefix_space else tf.strings.join([" ", words]))
 
     # Vocabulary.
 

@@ -1,9 +1,13 @@
 """TokenizerBase: what kerasbert's tokenizer layers share (raw-string inputs, token <-> id lookups, batching
 texts of any shape into rows)."""
 
+import numpy as np
 import tensorflow as tf
 
+from kerasbert.presets.loading import load_tokenizer
 from kerasbert.tokenizers.string_inputs import to_string_tensor
+
+LAYER_KEYS = ("name", "trainable", "dtype")  # Keras layer settings, not the tokenizer's
 
 
 class TokenizerBase:
@@ -12,7 +16,10 @@ class TokenizerBase:
     The layer takes raw Python or `tf.string` texts of any shape. A subclass keeps `_token_ids` ({token: id}),
     `_checked_vocabulary()` (the tokens in id order, or an error naming what to do when none is set), the
     names `unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`, and the traced functions
-    `_tokenize_rows(texts)` / `_tokenize_rows_with_offsets(texts)` over a 1-D batch of texts.
+    `_tokenize_rows(texts)` / `_tokenize_rows_with_offsets(texts)` over a 1-D batch of texts. For presets it
+    says `packer_class` (how its model packs texts), `write_files(folder)` (its files under their HF names),
+    `hf_tokenizer_config()` and `word_start_marker` (the mark of a piece that starts a word, or None when
+    the mark is on the pieces that continue one, `continuation_marker`).
 
     Example:
     >>> class MyTokenizer(TokenizerBase, keras.layers.Layer): ...
@@ -25,6 +32,44 @@ class TokenizerBase:
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
+
+    word_start_marker = None
+    continuation_marker = None
+
+    @classmethod
+    def from_preset(cls, preset, **kwargs):
+        """The tokenizer of a preset name or checkpoint folder: its files and settings.
+
+        Example:
+        >>> RobertaTokenizer.from_preset("my_roberta_folder")  # doctest: +SKIP
+        """
+        return load_tokenizer(preset, cls=cls, **kwargs)
+
+    def folder_settings(self):
+        """The constructor settings a preset folder keeps beside the files (`kerasbert.json`)."""
+        return {key: value for key, value in self.get_config().items() if key not in LAYER_KEYS}
+
+    def tokenize_words(self, words):
+        """Ids of each word of pre-split text (a 1-D batch), cut as inside a sentence (HF
+        `is_split_into_words=True`)."""
+        return self.tokenize(words)
+
+    def continuation_flags(self):
+        """A bool per vocabulary id: True for pieces that continue a word (BERT's `##...`; in RoBERTa and
+        ALBERT a piece without the word-start mark `Ġ` / `▁`). Special tokens start words.
+
+        Example:
+        >>> tokenizer.continuation_flags()[tokenizer.token_to_id("##s")]  # doctest: +SKIP
+        True
+        """
+        vocabulary = self.get_vocabulary()
+        if self.continuation_marker is not None:
+            flags = [token.startswith(self.continuation_marker) for token in vocabulary]
+        else:
+            flags = [not token.startswith(self.word_start_marker) for token in vocabulary]
+        flags = np.array(flags, dtype=bool)
+        flags[[self.token_to_id(token) for token in self.special_tokens().values()]] = False
+        return flags
 
     def special_tokens(self):
         """The special tokens by argument name, e.g. `{"unk_token": "[UNK]", ...}`."""

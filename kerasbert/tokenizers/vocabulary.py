@@ -1,5 +1,7 @@
-"""Reading and checking a WordPiece vocabulary (a `vocab.txt`: one token a line, id = line number)."""
+"""Reading and checking a WordPiece vocabulary (a `vocab.txt`: one token a line, id = line number; or the
+WordPiece model of a fast tokenizer's `tokenizer.json`, which transformers 5 saves instead of `vocab.txt`)."""
 
+import json
 import os
 
 from kerasbert.tokenizers.unicode_tables import SPLIT_WHITESPACE_RANGES
@@ -19,6 +21,8 @@ def read_vocabulary_file(path):
     path = os.fspath(path)
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "vocab.txt")):
         path = os.path.join(path, "vocab.txt")
+    if os.path.basename(path) == "tokenizer.json" and os.path.isfile(path):
+        return read_tokenizer_json_vocabulary(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"No vocabulary file at '{path}'. BertTokenizer needs a WordPiece vocab.txt (one token "
@@ -30,6 +34,22 @@ def read_vocabulary_file(path):
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip(TRAILING_WHITESPACE) for line in lines]
+
+
+def read_tokenizer_json_vocabulary(path):
+    """The tokens, in id order, of the WordPiece model in a HF `tokenizer.json`; a ValueError for another kind."""
+    with open(path, encoding="utf-8") as file:
+        try:
+            model = json.load(file).get("model") or {}
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON ({error}); the file is corrupt.") from None
+    if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
+        raise ValueError(f"{path} holds a {model.get('type')!r} tokenizer, not WordPiece: BertTokenizer needs a "
+                         "WordPiece vocabulary (vocab.txt).")
+    tokens = sorted(model["vocab"], key=model["vocab"].get)
+    if [model["vocab"][token] for token in tokens] != list(range(len(tokens))):
+        raise ValueError(f"{path}: the WordPiece ids are not 0..{len(tokens) - 1}; the file is corrupt.")
+    return tokens
 
 
 def load_vocabulary(vocabulary):

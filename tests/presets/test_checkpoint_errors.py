@@ -57,7 +57,10 @@ def test_corrupt_config_json(minilm_copy):
 
 
 def test_missing_vocabulary(minilm_copy):
-    (minilm_copy / "vocab.txt").unlink()
+    expected = BertTokenizer.from_preset(str(minilm_copy)).get_vocabulary()
+    (minilm_copy / "vocab.txt").unlink()  # transformers 5 saves the WordPiece model in tokenizer.json alone
+    assert BertTokenizer.from_preset(str(minilm_copy)).get_vocabulary() == expected
+    (minilm_copy / "tokenizer.json").unlink()
     with pytest.raises(FileNotFoundError, match=r"No vocab\.txt in .*minilm"):
         BertTokenizer.from_preset(str(minilm_copy))
 
