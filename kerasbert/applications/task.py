@@ -292,6 +292,10 @@ def shape_fits(shape, expected):
     return len(shape) == len(expected) and all(want is None or got == want for got, want in zip(shape, expected))
 
 
+# The layer types Keras quantises (subclasses such as the deferred logits layer stay float).
+QUANTIZABLE_LAYERS = (keras.layers.Dense, keras.layers.EinsumDense, keras.layers.Embedding)
+
+
 class Task(keras.Model):
     """Base class of the applications; see the module docstring. Not used directly.
 
@@ -315,6 +319,7 @@ class Task(keras.Model):
         self.inference_function = None
         self.packing_function = None
         self.frozen_features = FrozenFeatureState(head_inputs)
+        self.quantization = None
 
     def call(self, inputs, training=None, mask=None, **kwargs):
         """The functional graph; a training batch that carries cached frozen features runs the head only."""
@@ -793,6 +798,32 @@ class Task(keras.Model):
             finally:
                 self.optimizer, self.compiled = optimizer, True
 
+    # === int8 ===
+
+    def quantize(self, mode="int8", **kwargs):
+        """Post-training int8 quantisation (Keras `Model.quantize`): every Dense kernel (the fused QKV kernel
+        included) and embedding table becomes int8 with a float scale per output (per row for embeddings);
+        LayerNorms, biases and the task's logits layer stay float32, activations are quantised per token on the
+        fly. The model saves to `.keras` (reloaded
+        quantised) and exports; it is for inference, not for more training.
+
+        Example:
+        >>> classifier.quantize("int8")
+        >>> classifier.save("sentiment_int8.keras")
+        """
+        if mode != "int8":
+            raise ValueError(f"mode={mode!r}: kerasbert task models quantise to 'int8'.")
+        if self.quantization is not None:
+            raise ValueError(
+                f"This {type(self).__name__} is already quantised ({self.quantization}); quantising again would "
+                "round the rounded weights. Quantise the float model once (reload it from its float file)."
+            )
+        super().quantize(mode, filters=lambda layer: type(layer) in QUANTIZABLE_LAYERS, **kwargs)
+        self.quantization = mode
+        # Compiled functions hold the float variables Keras just replaced.
+        self.inference_function = self.packing_function = None
+        self.predict_function = self.train_function = self.test_function = None
+
     # The constructor arguments a task keeps as attributes of the same name: `get_config` saves them.
     config_names = ()
 
@@ -804,13 +835,18 @@ class Task(keras.Model):
             "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
             "head": None if self.head is None else keras.saving.serialize_keras_object(self.head),
             "fine_tuning": self.fine_tuning,
+            **({"quantization": self.quantization} if self.quantization else {}),
             **{name: getattr(self, name) for name in self.config_names},
         }
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        quantization = config.pop("quantization", None)
         for key in ("backbone", "preprocessor", "head"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.saving.deserialize_keras_object(config[key])
-        return cls(**config)
+        task = cls(**config)
+        if quantization:  # the int8 variables the saved weights load into
+            task.quantize(quantization)
+        return task
