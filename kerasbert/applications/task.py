@@ -804,8 +804,8 @@ class Task(keras.Model):
         """Post-training int8 quantisation (Keras `Model.quantize`): every Dense kernel (the fused QKV kernel
         included) and embedding table becomes int8 with a float scale per output (per row for embeddings);
         LayerNorms, biases and the task's logits layer stay float32, activations are quantised per token on the
-        fly. The model saves to `.keras` (reloaded
-        quantised) and exports; it is for inference, not for more training.
+        fly. The model saves to `.keras` (reloaded quantised) and exports; it is for inference, not for more
+        training.
 
         Example:
         >>> classifier.quantize("int8")
