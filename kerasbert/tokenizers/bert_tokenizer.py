@@ -172,8 +172,9 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
 
     def hf_tokenizer_config(self):
         """The `tokenizer_config.json` settings HF's `BertTokenizer` reads."""
-        return {"tokenizer_class": "BertTokenizer", "do_lower_case": self.lowercase, "strip_accents": self.strip_accents,
-                "tokenize_chinese_chars": self.tokenize_chinese_chars, **self.special_tokens()}
+        return {"tokenizer_class": "BertTokenizer", "do_lower_case": self.lowercase,
+                "strip_accents": self.strip_accents, "tokenize_chinese_chars": self.tokenize_chinese_chars,
+                **self.special_tokens()}
 
     @classmethod
     def from_vocabulary_file(cls, path, **kwargs):
