@@ -16,12 +16,11 @@ each result is also appended to `runs/fine_tuning_modes.jsonl`.
 """
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
 
-from recipe_tools import ROOT, SHARED_DATA  # first: it quiets TensorFlow's log
+from recipe_tools import SHARED_DATA, log_result  # first: it quiets TensorFlow's log
 
 import keras
 import numpy as np
@@ -97,9 +96,7 @@ def run(dataset, mode):
            "results": {name: round(float(value), 4) for name, value in results.items() if np.isscalar(value)}}
     if setting["options"].get("layer_mix"):
         row["layer_weights"] = [round(float(w), 3) for w in model.get_layer("layer_mix").layer_weights()]
-    print(json.dumps(row), flush=True)
-    with open(ROOT / "runs" / "fine_tuning_modes.jsonl", "a") as log:
-        log.write(json.dumps(row) + "\n")
+    log_result(row, "fine_tuning_modes")
     return row
 
 
@@ -109,6 +106,5 @@ if __name__ == "__main__":
     parser.add_argument("--modes", nargs="+", choices=list(MODES),
                         default=[mode for mode in MODES if mode != "frozen-recomputed"])
     arguments = parser.parse_args()
-    (ROOT / "runs").mkdir(exist_ok=True)
     for mode in arguments.modes:
         run(arguments.dataset, mode)

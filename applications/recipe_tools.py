@@ -10,6 +10,7 @@ Example:
 >>> save_run(model, "sentiment_uci.keras")  # runs/sentiment_uci.keras
 """
 
+import json
 import os
 import sys
 import time
@@ -54,3 +55,11 @@ def save_run(model, name):
         model.save_to_preset(path)
     print(f"saved {path.relative_to(ROOT)}")
     return path
+
+
+def log_result(row, name):
+    """Print `row` as one JSON line and append it to `runs/<name>.jsonl` (results of every run kept)."""
+    print(json.dumps(row), flush=True)
+    (ROOT / "runs").mkdir(exist_ok=True)
+    with open(ROOT / "runs" / f"{name}.jsonl", "a") as log:
+        log.write(json.dumps(row) + "\n")
