@@ -18,7 +18,8 @@ __version__ = "0.1.0"
 SUBPACKAGES = ("applications", "data", "layers", "models", "plots", "presets", "serving", "tokenizers", "training")
 EXPORTS = {
     "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
-                     "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "load_task"),
+                     "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "Distiller", "load_task",
+                     "student_from_teacher"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "TokenSegmentPositionEmbedding",
                "TransformerEncoderBlock"),
     "models": ("AlbertBackbone", "BertBackbone", "DistilBertBackbone", "ElectraBackbone", "RobertaBackbone",
