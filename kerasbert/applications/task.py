@@ -294,6 +294,7 @@ def shape_fits(shape, expected):
 
 # The layer types Keras quantises (subclasses such as the deferred logits layer stay float).
 QUANTIZABLE_LAYERS = (keras.layers.Dense, keras.layers.EinsumDense, keras.layers.Embedding)
+WEIGHT_ONLY_INT8 = "int8_weight_only"  # the saved `quantization` of `quantize("int8", weight_only=True)`
 
 
 class Task(keras.Model):
@@ -800,26 +801,31 @@ class Task(keras.Model):
 
     # === int8 ===
 
-    def quantize(self, mode="int8", **kwargs):
+    def quantize(self, mode="int8", weight_only=False, config=None, **kwargs):
         """Post-training int8 quantisation (Keras `Model.quantize`): every Dense kernel (the fused QKV kernel
         included) and embedding table becomes int8 with a float scale per output (per row for embeddings);
-        LayerNorms, biases and the task's logits layer stay float32, activations are quantised per token on the
-        fly. The model saves to `.keras` (reloaded quantised) and exports; it is for inference, not for more
-        training.
+        LayerNorms, biases and the task's logits layer stay float32. Activations are quantised per token on the
+        fly (int8 x int8 products), or with `weight_only=True` kept in float (each kernel is scaled back to float
+        before its product: closer to float32, and on CPUs without fast int8 kernels faster). The model saves to
+        `.keras` (reloaded quantised) and exports; it is for inference, not for more training.
 
         Example:
         >>> classifier.quantize("int8")
         >>> classifier.save("sentiment_int8.keras")
         """
         if mode != "int8":
-            raise ValueError(f"mode={mode!r}: kerasbert task models quantise to 'int8'.")
+            raise ValueError(f"mode={mode!r}: kerasbert task models quantise to 'int8' (weights and activations, or "
+                             "weight_only=True), which their saved files record.")
         if self.quantization is not None:
             raise ValueError(
                 f"This {type(self).__name__} is already quantised ({self.quantization}); quantising again would "
                 "round the rounded weights. Quantise the float model once (reload it from its float file)."
             )
-        super().quantize(mode, filters=lambda layer: type(layer) in QUANTIZABLE_LAYERS, **kwargs)
-        self.quantization = mode
+        if weight_only:  # `config` is the default Keras made of `mode` (Layer's quantize wrapper)
+            config = keras.quantizers.Int8QuantizationConfig(activation_quantizer=None)
+        super().quantize(None if weight_only else mode, config=config,
+                         filters=lambda layer: type(layer) in QUANTIZABLE_LAYERS, **kwargs)
+        self.quantization = WEIGHT_ONLY_INT8 if weight_only else mode
         # Compiled functions hold the float variables Keras just replaced.
         self.inference_function = self.packing_function = None
         self.predict_function = self.train_function = self.test_function = None
@@ -848,5 +854,5 @@ class Task(keras.Model):
                 config[key] = keras.saving.deserialize_keras_object(config[key])
         task = cls(**config)
         if quantization:  # the int8 variables the saved weights load into
-            task.quantize(quantization)
+            task.quantize("int8", weight_only=quantization == WEIGHT_ONLY_INT8)
         return task

@@ -73,3 +73,17 @@ def test_quantising_twice_or_to_another_mode_is_refused(float_and_int8):
         quantized.quantize("int8")
     with pytest.raises(ValueError, match="quantise to 'int8'"):
         BertClassifier.from_preset("all_minilm_l6_v2_en", labels=[0, 1], sequence_length=32).quantize("int4")
+
+
+def test_weight_only_int8_keeps_float_activations_and_reloads(float_and_int8, uci_reviews, tmp_path):
+    classifier, quantized, folder = float_and_int8
+    weight_only = keras.saving.load_model(folder / "float.keras")
+    weight_only.quantize("int8", weight_only=True)
+    weight_only.save(tmp_path / "weights.keras")
+    texts = uci_reviews[1]["text"].tolist()
+    expected = probabilities(classifier, texts)
+    got = probabilities(weight_only, texts)
+    assert np.abs(expected - got).max() <= np.abs(expected - probabilities(quantized, texts)).max()
+    reloaded = keras.saving.load_model(tmp_path / "weights.keras")
+    assert reloaded.quantization == "int8_weight_only"
+    np.testing.assert_allclose(probabilities(reloaded, texts), got, atol=1e-6)
