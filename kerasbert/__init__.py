@@ -18,12 +18,12 @@ __version__ = "0.1.0"
 SUBPACKAGES = ("applications", "data", "layers", "models", "plots", "presets", "serving", "tokenizers", "training")
 EXPORTS = {
     "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
-                     "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "Distiller", "load_task",
-                     "student_from_teacher"),
-    "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "TokenSegmentPositionEmbedding",
-               "TransformerEncoderBlock"),
-    "models": ("AlbertBackbone", "BertBackbone", "DistilBertBackbone", "ElectraBackbone", "RobertaBackbone",
-               "backbone_class_for"),
+                     "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "Distiller",
+                     "ElectraPretrainer", "load_task", "student_from_teacher"),
+    "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
+               "TokenSegmentPositionEmbedding", "TransformerEncoderBlock"),
+    "models": ("AlbertBackbone", "BertBackbone", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator",
+               "RobertaBackbone", "backbone_class_for"),
     "tokenizers": ("AlbertTokenizer", "BertPacker", "BertPreprocessor", "BertTokenizer", "RobertaPacker",
                    "RobertaTokenizer", "tokenizer_from_preset"),
 }

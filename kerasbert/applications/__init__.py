@@ -13,6 +13,7 @@ from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.applications.bert_text_encoder import BertTextEncoder
 from kerasbert.applications.bert_token_classifier import BertTokenClassifier
 from kerasbert.applications.distiller import Distiller
+from kerasbert.applications.electra_pretrainer import ElectraPretrainer
 from kerasbert.applications.student_models import student_from_teacher
 from kerasbert.applications.task import Task
 from kerasbert.applications.task_files import load_task

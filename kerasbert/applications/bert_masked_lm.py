@@ -21,11 +21,11 @@ from kerasbert.applications.task import (
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.models.checkpoint_weights import assign_links, export_links, masked_lm_head_links
+from kerasbert.models.family_heads import masked_lm_head_names
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.model_card import model_card
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
-MASKED_LM_HEAD_PREFIX = "cls.predictions."
 
 
 def masked_lm_inputs(backbone):
@@ -50,23 +50,34 @@ def check_no_custom_head(head, action):
 
 
 def build_masked_lm_head(backbone):
-    """A `MaskedLMHead` tied to `backbone.token_embedding`, with the backbone's activation and epsilon."""
+    """A `MaskedLMHead` as HF's masked-LM head of `backbone.family` (`kerasbert.models.family_heads`): tied to
+    `backbone.token_embedding` (its dense maps to that table's width), the family's activation (RoBERTa and
+    ELECTRA: exact GELU; the others: the backbone's), the backbone's epsilon.
+
+    Example:
+    >>> head = build_masked_lm_head(AlbertBackbone.from_preset("albert_base_v2", load_weights=False))
+    >>> head.transform_dim, head.activation
+    (128, 'gelu_approximate')
+    """
     return MaskedLMHead(
         backbone.vocabulary_size, token_embedding=backbone.token_embedding,
-        activation=backbone.activation, layer_norm_epsilon=backbone.layer_norm_epsilon,
-        initializer_range=backbone.initializer_range, dtype=backbone.dtype_policy, name="mlm_head",
+        activation=masked_lm_head_names(backbone.family).activation or backbone.activation,
+        layer_norm_epsilon=backbone.layer_norm_epsilon, initializer_range=backbone.initializer_range,
+        transform_dim=backbone.embedding_dim, dtype=backbone.dtype_policy, name="mlm_head",
     )
 
 
-def load_masked_lm_head(head, checkpoint, task_name):
-    """Load `cls.predictions.*` from `checkpoint` into `head`; warn when a checkpoint with weights has
-    none (the head then keeps its fresh initialisation)."""
-    weights = checkpoint.heads(MASKED_LM_HEAD_PREFIX)
+def load_masked_lm_head(head, checkpoint, task_name, family):
+    """Load `family`'s HF masked-LM head (`cls.predictions.*` in BERT, `lm_head.*` in RoBERTa, ...) from
+    `checkpoint` into `head`; warn when a checkpoint with weights has none (the head then keeps its fresh
+    initialisation)."""
+    prefix = masked_lm_head_names(family).prefix
+    weights = checkpoint.heads(prefix)
     if weights:
-        assign_links(masked_lm_head_links(head), weights, checkpoint.source)
+        assign_links(masked_lm_head_links(head, family), weights, checkpoint.source)
     elif checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
         warnings.warn(
-            f"{checkpoint.source} has no masked-LM head (cls.predictions.*), so the {task_name}'s "
+            f"{checkpoint.source} has no masked-LM head ({prefix}*), so the {task_name}'s "
             "head starts untrained: its token predictions are random until it is pre-trained "
             "(BertPretrainer.fit on documents). The backbone weights are loaded.",
             stacklevel=4,
@@ -100,8 +111,10 @@ class BertMaskedLM(Task):
 
     `from_preset` loads a checkpoint's masked-LM head (`cls.predictions.*`: HF `BertForMaskedLM` /
     `BertForPreTraining` folders, Google checkpoints, and presets saved by `BertPretrainer` or this
-    class); a checkpoint without one (e.g. all_minilm_l6_v2_en) gives an untrained head, with a
-    warning. To train the head on text, use `BertPretrainer` and load its preset here.
+    class; in the other families HF's `RobertaForMaskedLM`, `AlbertForMaskedLM`, `DistilBertForMaskedLM`
+    and `ElectraForMaskedLM` heads, see `kerasbert.models.family_heads`); a checkpoint without one (e.g.
+    all_minilm_l6_v2_en) gives an untrained head, with a warning. To train the head on text, use
+    `BertPretrainer` and load its preset here.
 
     Args:
         backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
@@ -141,12 +154,12 @@ class BertMaskedLM(Task):
 
     def heads_from_checkpoint(self, checkpoint):
         if self.mlm_head is not None:
-            load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__)
+            load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__, self.backbone.family)
 
     def head_weights(self):
-        """The masked-LM head under HF names (`cls.predictions.*`)."""
+        """The masked-LM head under the HF names of the backbone's family (`cls.predictions.*` in BERT)."""
         check_no_custom_head(self.head, "be written as a preset or HF folder")
-        return export_links(masked_lm_head_links(self.mlm_head))
+        return export_links(masked_lm_head_links(self.mlm_head, self.backbone.family))
 
     def save_to_preset(self, folder):
         """Write a kerasbert preset (backbone, vocabulary, masked-LM head) that `from_preset` of any

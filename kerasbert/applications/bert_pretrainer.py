@@ -151,7 +151,7 @@ class BertPretrainer(Task):
         checkpoints, kerasbert presets) when the checkpoint has them."""
         if self.mlm_head is None:  # a custom head: nothing of HF's to load
             return
-        load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__)
+        load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__, self.backbone.family)
         nsp_weights = checkpoint.heads(NSP_HEAD_NAME + ".")
         if self.nsp_head is not None and nsp_weights:
             assign_links(dense_links(self.nsp_head, NSP_HEAD_NAME), nsp_weights, checkpoint.source)
@@ -159,7 +159,7 @@ class BertPretrainer(Task):
     def head_weights(self):
         """The MLM (and NSP) head under HF names: `cls.predictions.*`, `cls.seq_relationship.*`."""
         check_no_custom_head(self.head, "be written as a preset or HF folder")
-        weights = export_links(masked_lm_head_links(self.mlm_head))
+        weights = export_links(masked_lm_head_links(self.mlm_head, self.backbone.family))
         if self.nsp_head is not None:
             weights.update(export_links(dense_links(self.nsp_head, NSP_HEAD_NAME)))
         return weights

@@ -1,4 +1,5 @@
-"""Pre-training heads: masked language model and next-sentence prediction."""
+"""Pre-training heads: masked language model, next-sentence prediction and ELECTRA's replaced-token
+detection."""
 
 import keras
 from keras import ops
@@ -14,7 +15,8 @@ class MaskedLMHead(keras.layers.Layer):
     Gathers the hidden states at `mask_positions`, then dense -> activation ->
     LayerNorm -> decoder + output bias. The decoder is the transposed token embedding
     matrix when `token_embedding` is given (weight tying, as in BERT), otherwise a
-    kernel of its own.
+    kernel of its own. ALBERT's and ELECTRA's generator heads transform to the (narrower)
+    embedding width: `transform_dim` = that width, and the tied table is that wide.
 
     Args:
         vocabulary_size: number of output tokens.
@@ -23,6 +25,8 @@ class MaskedLMHead(keras.layers.Layer):
         activation: activation of the transform ("gelu" exact, "gelu_approximate", ...).
         layer_norm_epsilon: LayerNorm epsilon.
         initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
+        transform_dim: output width of the dense (and of the LayerNorm and the decoder's input);
+            None: the input's width (BERT).
 
     Call args:
         sequence_output: `[batch, T, hidden]`.
@@ -33,6 +37,9 @@ class MaskedLMHead(keras.layers.Layer):
     >>> logits = head(ops.ones((2, 6, 8)), ops.array([[1, 2], [0, 5]]))
     >>> tuple(logits.shape)
     (2, 2, 100)
+    >>> albert_like = MaskedLMHead(vocabulary_size=100, transform_dim=4)   # hidden 8 -> embedding width 4
+    >>> tuple(albert_like(ops.ones((2, 6, 8))).shape), tuple(albert_like.decoder_kernel.shape)
+    ((2, 6, 100), (4, 100))
     """
 
     def __init__(
@@ -42,6 +49,7 @@ class MaskedLMHead(keras.layers.Layer):
         activation="gelu",
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
+        transform_dim=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -51,21 +59,30 @@ class MaskedLMHead(keras.layers.Layer):
         self.activation_fn = get_activation(activation)
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.transform_dim = transform_dim
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
+        width = self.transform_dim or hidden_dim
+        tied_width = None if self.token_embedding is None else self.token_embedding.output_dim
+        if tied_width not in (None, width):
+            raise ValueError(
+                f"MaskedLMHead: the tied token embedding is {tied_width} wide but the transform gives {width} "
+                f"(transform_dim={self.transform_dim}, input width {hidden_dim}). Set transform_dim={tied_width}, "
+                "the embedding width (ALBERT and ELECTRA generators)."
+            )
         initializer = weight_initializer(self.initializer_range)
         self.dense = keras.layers.Dense(
-            hidden_dim, kernel_initializer=initializer, dtype=self.dtype_policy, name="dense",
+            width, kernel_initializer=initializer, dtype=self.dtype_policy, name="dense",
         )
         self.dense.build((None, hidden_dim))
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, dtype="float32", name="layer_norm",
         )
-        self.layer_norm.build((None, hidden_dim))
+        self.layer_norm.build((None, width))
         if self.token_embedding is None:
             self.decoder_kernel = self.add_weight(
-                shape=(hidden_dim, self.vocabulary_size), initializer=initializer,
+                shape=(width, self.vocabulary_size), initializer=initializer,
                 name="decoder_kernel",
             )
         self.output_bias = self.add_weight(
@@ -74,7 +91,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.built = True
 
     def decoder_matrix(self):
-        """The `[hidden, vocabulary]` decoder: tied embeddings transposed, or its own kernel."""
+        """The `[width, vocabulary]` decoder: tied embeddings transposed, or its own kernel."""
         if self.token_embedding is not None:
             return ops.transpose(ops.convert_to_tensor(self.token_embedding.embeddings))
         return self.decoder_kernel
@@ -100,6 +117,7 @@ class MaskedLMHead(keras.layers.Layer):
                 "activation": self.activation,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "initializer_range": self.initializer_range,
+                "transform_dim": self.transform_dim,
             }
         )
         return config
@@ -128,4 +146,54 @@ class NSPHead(keras.layers.Dense):
     def get_config(self):
         config = super().get_config()
         config["initializer_range"] = self.initializer_range
+        return config
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class ReplacedTokenHead(keras.layers.Layer):
+    """ELECTRA's discriminator head: one logit per token, > 0 for "the generator replaced this token".
+
+    dense (hidden -> hidden) -> activation -> dense (hidden -> 1), squeezed: HF
+    `ElectraDiscriminatorPredictions` (`discriminator_predictions.dense`, `.dense_prediction`).
+
+    Args:
+        activation: the backbone's activation (HF `hidden_act`; "gelu" is the exact erf GELU).
+        initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
+
+    Call args:
+        sequence_output: `[batch, T, hidden]`. Returns float32 `[batch, T]` logits.
+
+    Example:
+    >>> head = ReplacedTokenHead()
+    >>> tuple(head(ops.ones((2, 6, 8))).shape)
+    (2, 6)
+    """
+
+    def __init__(self, activation="gelu", initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activation
+        self.activation_fn = get_activation(activation)
+        self.initializer_range = initializer_range
+
+    def build(self, sequence_output_shape):
+        hidden_dim = sequence_output_shape[-1]
+        initializer = weight_initializer(self.initializer_range)
+        self.dense = keras.layers.Dense(hidden_dim, kernel_initializer=initializer, dtype=self.dtype_policy,
+                                        name="dense")
+        self.dense.build((None, hidden_dim))
+        self.dense_prediction = keras.layers.Dense(1, kernel_initializer=initializer, dtype=self.dtype_policy,
+                                                   name="dense_prediction")
+        self.dense_prediction.build((None, hidden_dim))
+        self.built = True
+
+    def call(self, sequence_output):
+        logits = self.dense_prediction(self.activation_fn(self.dense(sequence_output)))
+        return ops.cast(ops.squeeze(logits, axis=-1), "float32")
+
+    def compute_output_shape(self, sequence_output_shape):
+        return tuple(sequence_output_shape[:-1])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"activation": self.activation, "initializer_range": self.initializer_range})
         return config

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from kerasbert.models.family_heads import masked_lm_head_names
 from kerasbert.presets.checkpoint import CheckpointError
 
 # Where HF keeps each part of an encoder block, relative to the block's prefix.
@@ -110,19 +111,23 @@ def to_hf_layout(value, kind):
     return np.split(value, 3, axis=0)  # qkv_bias
 
 
-def masked_lm_head_links(head):
-    """`(variable, hf_names, kind)` of a `MaskedLMHead` (`cls.predictions.*`).
+def masked_lm_head_links(head, family="bert"):
+    """`(variable, hf_names, kind)` of a `MaskedLMHead` under the names of `family`'s HF masked-LM head
+    (`kerasbert.models.family_heads`: `cls.predictions.*` in BERT, `lm_head.*` in RoBERTa, ...).
 
-    A tied head has no decoder weight of its own: HF ties `cls.predictions.decoder.weight`
-    to the word embeddings the same way.
+    A tied head has no decoder weight of its own: HF ties the decoder to the word embeddings the same way.
+
+    Example:
+    >>> sorted(export_links(masked_lm_head_links(head, "roberta")))[:2]
+    ['lm_head.bias', 'lm_head.dense.bias']
     """
-    prefix = "cls.predictions"
-    yield from dense_links(head.dense, f"{prefix}.transform.dense")
-    yield head.layer_norm.gamma, [f"{prefix}.transform.LayerNorm.weight"], "copy"
-    yield head.layer_norm.beta, [f"{prefix}.transform.LayerNorm.bias"], "copy"
-    yield head.output_bias, [f"{prefix}.bias"], "copy"
+    names = masked_lm_head_names(family)
+    yield from dense_links(head.dense, names.dense)
+    yield head.layer_norm.gamma, [f"{names.layer_norm}.weight"], "copy"
+    yield head.layer_norm.beta, [f"{names.layer_norm}.bias"], "copy"
+    yield head.output_bias, [names.bias], "copy"
     if head.token_embedding is None:
-        yield head.decoder_kernel, [f"{prefix}.decoder.weight"], "kernel"
+        yield head.decoder_kernel, [f"{names.decoder}.weight"], "kernel"
 
 
 def dense_links(layer, name):
