@@ -91,10 +91,14 @@ class MaskedLMHead(keras.layers.Layer):
         self.built = True
 
     def decoder_matrix(self):
-        """The `[width, vocabulary]` decoder: tied embeddings transposed, or its own kernel."""
-        if self.token_embedding is not None:
-            return ops.transpose(ops.convert_to_tensor(self.token_embedding.embeddings))
-        return self.decoder_kernel
+        """The `[width, vocabulary]` decoder: tied embeddings transposed (an int8 table scaled back to float, row
+        by row), or its own kernel."""
+        table = self.token_embedding
+        if table is None:
+            return self.decoder_kernel
+        if getattr(table, "quantization_mode", None) == "int8":
+            return ops.transpose(ops.cast(table.embeddings, "float32") / ops.expand_dims(table.embeddings_scale, -1))
+        return ops.transpose(ops.convert_to_tensor(table.embeddings))
 
     def call(self, sequence_output, mask_positions=None):
         x = sequence_output

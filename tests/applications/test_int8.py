@@ -87,3 +87,24 @@ def test_weight_only_int8_keeps_float_activations_and_reloads(float_and_int8, uc
     reloaded = keras.saving.load_model(tmp_path / "weights.keras")
     assert reloaded.quantization == "int8_weight_only"
     np.testing.assert_allclose(probabilities(reloaded, texts), got, atol=1e-6)
+
+
+def test_masked_lm_with_a_tied_int8_decoder_keeps_its_logits(tiny_preset, tmp_path):
+    from kerasbert.applications import BertMaskedLM
+
+    fill = BertMaskedLM.from_preset(tiny_preset, sequence_length=32)
+    texts = ["Emma was [MASK] and rich.", "Mr. [MASK] came to Hartfield."]
+    inputs = {name: np.asarray(value) for name, value in fill.preprocessor(texts).items()}
+    inputs["mask_positions"] = np.array([[1, 2, 3], [2, 3, 4]], np.int32)
+    expected = np.asarray(fill(inputs))
+    fill.quantize("int8")
+    assert fill.backbone.token_embedding.quantization_mode == "int8"
+    got = np.asarray(fill(inputs))
+    relative = np.abs(got - expected).max() / np.abs(expected).max()
+    print(f"masked LM logits, int8 vs float32: max difference {relative:.2%} of the largest logit")
+    assert relative < 0.05
+    fill.save(tmp_path / "fill.keras")
+    reloaded = keras.saving.load_model(tmp_path / "fill.keras")
+    np.testing.assert_allclose(np.asarray(reloaded(inputs)), got, atol=1e-6)
+    assert reloaded.predict(texts, top_k=3, verbose=0)["tokens"].tolist() == \
+        fill.predict(texts, top_k=3, verbose=0)["tokens"].tolist()
