@@ -18,8 +18,8 @@ __version__ = "0.1.0"
 SUBPACKAGES = ("applications", "data", "layers", "models", "plots", "presets", "serving", "tokenizers", "training")
 EXPORTS = {
     "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
-                     "BertQuestionAnswerer", "BertTextEncoder", "BertTokenClassifier", "Distiller",
-                     "ElectraPretrainer", "load_task", "student_from_teacher"),
+                     "BertQuestionAnswerer", "BertSeq2Seq", "BertTextEncoder", "BertTokenClassifier", "Distiller",
+                     "ElectraPretrainer", "TargetTooLongError", "load_task", "student_from_teacher"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock"),
     "models": ("AlbertBackbone", "BertBackbone", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator",

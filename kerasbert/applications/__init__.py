@@ -10,6 +10,7 @@ from kerasbert.applications.bert_multiple_choice import BertMultipleChoice
 from kerasbert.applications.bert_multitask import BertMultiTask
 from kerasbert.applications.bert_pretrainer import BertPretrainer
 from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
+from kerasbert.applications.bert_seq2seq import BertSeq2Seq, TargetTooLongError
 from kerasbert.applications.bert_text_encoder import BertTextEncoder
 from kerasbert.applications.bert_token_classifier import BertTokenClassifier
 from kerasbert.applications.distiller import Distiller

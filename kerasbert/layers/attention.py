@@ -28,14 +28,23 @@ def merge_masks(padding_mask=None, attention_mask=None):
     return mask
 
 
-def attention_output_spec(x, num_heads, dtype, return_attention_scores):
-    """KerasTensor(s) of an attention or block output: `x`'s shape in `dtype`, and the float32
-    `[B, num_heads, T, T]` probabilities when `return_attention_scores`."""
-    output = keras.KerasTensor(x.shape, dtype)
-    if not return_attention_scores:
-        return output
-    batch, length = x.shape[0], x.shape[1]
-    return output, keras.KerasTensor((batch, num_heads, length, length), "float32")
+def attention_output_spec(x, num_heads, dtype, return_attention_scores, cache=None):
+    """KerasTensor(s) of an attention or block output: `x`'s shape in `dtype`, the float32
+    `[B, num_heads, T, T]` probabilities when `return_attention_scores` (`[B, num_heads, T, S]` with a
+    `cache` of S positions), and the updated cache when given one."""
+    outputs = (keras.KerasTensor(x.shape, dtype),)
+    if return_attention_scores:
+        keys = x.shape[1] if cache is None else cache.shape[3]
+        outputs += (keras.KerasTensor((x.shape[0], num_heads, x.shape[1], keys), "float32"),)
+    if cache is not None:
+        outputs += (keras.KerasTensor(cache.shape, cache.dtype),)
+    return outputs if len(outputs) > 1 else outputs[0]
+
+
+def with_extra_outputs(output, probabilities, cache):
+    """`output`, followed by the attention probabilities and the updated cache when they are not None."""
+    extras = tuple(value for value in (probabilities, cache) if value is not None)
+    return (output, *extras) if extras else output
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -61,6 +70,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         padding_mask: optional `[batch, T]`, 1/True on real tokens.
         attention_mask: optional `[batch, T, T]`, 1/True where query i may see key j.
         return_attention_scores: also return the `[batch, heads, T, T]` probabilities.
+        cache: optional `[batch, 2, heads, S, head_dim]` keys and values (compute dtype) of S positions, for
+            decoding one step at a time (see `BertSeq2Seq`): the keys and values of `x` are written into it
+            from position `cache_update_index`, then `x` attends to all S cached positions (the masks are
+            then `[batch, S]` and `[batch, T, S]`), and the updated cache is returned last.
+        cache_update_index: where `x`'s keys and values go in `cache` (an int or a scalar tensor).
 
     Example:
     >>> attention = MultiHeadSelfAttention(num_heads=2)
@@ -129,13 +143,17 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def call(
         self, x, padding_mask=None, attention_mask=None,
-        return_attention_scores=False, training=None,
+        return_attention_scores=False, training=None, cache=None, cache_update_index=0,
     ):
         query, key, value = ops.split(self.qkv_dense(x), 3, axis=-1)
         if self.lora:
             query, key, value = (part + self.lora[name](x, training=training) if name in self.lora else part
                                  for name, part in zip(("query", "key", "value"), (query, key, value)))
         query, key, value = self.split_heads(query), self.split_heads(key), self.split_heads(value)
+        if cache is not None:
+            start = (0, 0, 0, cache_update_index, 0)
+            cache = ops.slice_update(cache, start, ops.stack([key, value], axis=1))
+            key, value = cache[:, 0], cache[:, 1]
 
         scores = self.attention_scores(query, key)
         mask = merge_masks(padding_mask, attention_mask)
@@ -150,15 +168,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         output = self.output_dense(context)
         if "attention_output" in self.lora:
             output = output + self.lora["attention_output"](context, training=training)
-        if return_attention_scores:
-            return output, probabilities
-        return output
+        return with_extra_outputs(output, probabilities if return_attention_scores else None, cache)
 
     def compute_output_spec(self, x, padding_mask=None, attention_mask=None,
-                            return_attention_scores=False, training=None):
+                            return_attention_scores=False, training=None, cache=None, cache_update_index=0):
         """The output's spec, and with `return_attention_scores` the `[B, heads, T, T]` float32
-        probabilities' too (so a symbolic call returns the pair)."""
-        return attention_output_spec(x, self.num_heads, self.compute_dtype, return_attention_scores)
+        probabilities' too (so a symbolic call returns the pair), then the cache's when given one."""
+        return attention_output_spec(x, self.num_heads, self.compute_dtype, return_attention_scores, cache)
 
     def get_config(self):
         config = super().get_config()

@@ -5,7 +5,7 @@ from keras import ops
 
 from kerasbert.layers.activations import get_activation
 from kerasbert.layers.adapter import Adapter
-from kerasbert.layers.attention import MultiHeadSelfAttention, attention_output_spec
+from kerasbert.layers.attention import MultiHeadSelfAttention, attention_output_spec, with_extra_outputs
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, LowRankUpdate
 
@@ -22,7 +22,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
     changes one method and creates no unused weights: `make_attention()` (e.g. an attention with
     another `attention_scores`), `make_feed_forward(hidden_dim)`, `make_layer_norm(name)`; the
     computation is in `feed_forward` and `call`. Called on `keras.Input`s with
-    `return_attention_scores=True` it returns the (output, probabilities) pair.
+    `return_attention_scores=True` it returns the (output, probabilities) pair. With a `cache` (see
+    `MultiHeadSelfAttention`) it runs on new positions only and returns the updated cache last.
 
     Args:
         num_heads: attention heads.
@@ -165,17 +166,21 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def call(
         self, x, padding_mask=None, attention_mask=None,
-        return_attention_scores=False, training=None,
+        return_attention_scores=False, training=None, cache=None, cache_update_index=0,
     ):
         residual = x
         if self.normalize_first:
             x = self.normalize(self.attention_layer_norm, x)
-        attended = self.attention(
+        attended = self.attention(  # (the cache only when given: an attention of your own may take none)
             x, padding_mask=padding_mask, attention_mask=attention_mask,
             return_attention_scores=return_attention_scores, training=training,
+            **({} if cache is None else {"cache": cache, "cache_update_index": cache_update_index}),
         )
-        if return_attention_scores:
-            attended, scores = attended
+        scores = None
+        if return_attention_scores or cache is not None:
+            attended, *extras = attended
+            scores = extras[0] if return_attention_scores else None
+            cache = extras[-1] if cache is not None else None
         attended = self.dropout_layer(attended, training=training)
         if self.attention_adapter is not None:
             attended = self.attention_adapter(attended)
@@ -193,14 +198,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if not self.normalize_first:
             x = self.normalize(self.output_layer_norm, x)
 
-        if return_attention_scores:
-            return x, scores
-        return x
+        return with_extra_outputs(x, scores, cache)
 
     def compute_output_spec(self, x, padding_mask=None, attention_mask=None,
-                            return_attention_scores=False, training=None):
-        """The output's spec, and with `return_attention_scores` the attention probabilities' too."""
-        return attention_output_spec(x, self.num_heads, self.compute_dtype, return_attention_scores)
+                            return_attention_scores=False, training=None, cache=None, cache_update_index=0):
+        """The output's spec, and with `return_attention_scores` the attention probabilities' too, then
+        the cache's when given one."""
+        return attention_output_spec(x, self.num_heads, self.compute_dtype, return_attention_scores, cache)
 
     def get_config(self):
         config = super().get_config()
