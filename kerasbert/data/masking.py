@@ -53,6 +53,13 @@ STRATEGIES = ("token", "whole_word", "span")
 CONTINUATION_PREFIX = "##"
 
 
+def cpu_generator(seed):
+    """A `tf.random.Generator` on the CPU, where tf.data runs: seeded by `seed`, or from fresh entropy if None."""
+    with tf.device("/CPU:0"):
+        if seed is None:
+            return tf.random.Generator.from_non_deterministic_state()
+        return tf.random.Generator.from_seed(seed)
+
 class MaskedLMMasker:
     """Masks token ids for masked-language-model pre-training (see the module docstring).
 
@@ -120,11 +127,7 @@ class MaskedLMMasker:
         self._drawable_below = tf.constant(never_drawn - np.arange(len(never_drawn)), tf.int64)
         probabilities = span_length_probabilities(self.span_geometric_p, self.max_span_length)
         self._span_logits = tf.math.log(tf.constant(probabilities, tf.float32))
-        with tf.device("/CPU:0"):  # where tf.data runs
-            if seed is None:
-                self._generator = tf.random.Generator.from_non_deterministic_state()
-            else:
-                self._generator = tf.random.Generator.from_seed(seed)
+        self._generator = cpu_generator(seed)
 
     @classmethod
     def from_tokenizer(cls, tokenizer, **kwargs):

@@ -23,7 +23,13 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
-from kerasbert.data.masking import _is_bracketed, _select_tokens, _selection_outputs, selection_budget
+from kerasbert.data.masking import (
+    _is_bracketed,
+    _select_tokens,
+    _selection_outputs,
+    cpu_generator,
+    selection_budget,
+)
 
 TARGET_SEGMENT = 1
 UNILM_MASK_PROBABILITY = 0.7  # UniLM's fine-tuning for question generation and summarisation
@@ -61,11 +67,7 @@ class TargetMasker:
         self.mask_probability = float(mask_probability)
         self.max_predictions = int(max_predictions)
         self._drawable = tf.constant(drawable)
-        with tf.device("/CPU:0"):  # where tf.data runs
-            if seed is None:
-                self._generator = tf.random.Generator.from_non_deterministic_state()
-            else:
-                self._generator = tf.random.Generator.from_seed(seed)
+        self._generator = cpu_generator(seed)
 
     @classmethod
     def from_tokenizer(cls, tokenizer, **kwargs):
