@@ -1,5 +1,7 @@
 """BertClassifier: one label (or several, or a score) per text or text pair."""
 
+import warnings
+
 import keras
 import numpy as np
 import pandas as pd
@@ -7,8 +9,33 @@ import tensorflow as tf
 
 from kerasbert.applications import metrics
 from kerasbert.applications.fit_arguments import check_rate
-from kerasbert.applications.task import Prepared, Task, task_outputs
+from kerasbert.applications.task import (
+    DEFAULT_BATCH_SIZE,
+    Prepared,
+    Task,
+    empty_like_output,
+    in_input_order,
+    longest_input,
+    ragged_from_padded,
+    task_outputs,
+)
+from kerasbert.applications.window_pooling import (
+    check_window_pooling,
+    first_windows,
+    pool_windows,
+    pool_windows_in_graph,
+    pooled_on_windows,
+)
+from kerasbert.data.batching import EagerBatches
 from kerasbert.data.labels import LabelEncoder
+from kerasbert.data.text_windows import (
+    WINDOW_TEXT,
+    Truncation,
+    check_doc_stride,
+    cut_windows,
+    make_text_window_dataset,
+    text_room,
+)
 from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
 
 
@@ -44,19 +71,32 @@ class BertClassifier(Task):
         head: a Keras layer in place of dropout + dense on the pooled output: called on
             `{"sequence_output", "pooled_output", "padding_mask"}`, it returns `[batch, num_classes]`
             logits (see `Task`); e.g. mean pooling and a two-layer MLP.
+        doc_stride: None cuts a text at `sequence_length` (`fit` and `evaluate` warn how many rows were cut,
+            and `evaluate` returns `truncated_rows`, `mean_cut_pieces` and `longest_cut_pieces` when any were).
+            An int reads every text whole, in overlapping windows of `sequence_length` tokens (`sequence_length
+            - 2` pieces) whose neighbours share `doc_stride` pieces (HF's `stride`, as `BertQuestionAnswerer`);
+            each window is one pass of the model, and a text's logits are its windows' logits pooled. Single
+            texts only (not pairs).
+        window_pooling: "mean" or "max": how window logits are pooled, in `fit` (the loss is on each text's
+            pooled logits), `evaluate`, `predict` and the exported SavedModel. With `doc_stride`, `fit`'s
+            `batch_size` counts texts, each batch holding all windows of its texts (on JAX each new number of
+            windows in a batch compiles the train step once more), and the default metrics are weighted
+            (`weighted_metrics`) to count each text once.
 
     Example:
     >>> clf = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["neg", "pos"])
     >>> clf.fit(train_df, validation_data=dev_df, epochs=2)   # columns "text", "label"
     >>> clf.evaluate(test_df)                                  # {"loss", "accuracy", "f1", "mcc"}
     >>> clf.predict(["what a lovely film"])                     # DataFrame: label, score, probabilities
+    >>> long = BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=512, doc_stride=128)
+    >>> long.fit(chapters_df, batch_size=4)                   # every piece of every chapter is read
     """
 
     hf_head = ("classifier", "BertForSequenceClassification")  # a fine-tuned HF model's head
     hf_labels_argument = "num_classes"
     config_names = (
         "num_classes", "labels", "problem_type", "dropout", "text_column", "text_pair_column",
-        "label_column", "uses_pairs", "thresholds", "layer_mix",
+        "label_column", "uses_pairs", "thresholds", "layer_mix", "doc_stride", "window_pooling",
     )
 
     def __init__(
@@ -74,9 +114,15 @@ class BertClassifier(Task):
         thresholds=None,
         head=None,
         layer_mix=False,
+        doc_stride=None,
+        window_pooling="mean",
         **kwargs,
     ):
         check_rate("dropout", dropout)
+        check_doc_stride(doc_stride, preprocessor.sequence_length or longest_input(backbone))
+        check_window_pooling(window_pooling)
+        if doc_stride is not None and uses_pairs:
+            raise ValueError(windows_of_pairs_message(doc_stride))
         encoder = LabelEncoder(labels=labels, problem_type=problem_type)
         num_classes = resolve_num_classes(num_classes, encoder, has_head=head is not None)
 
@@ -99,6 +145,9 @@ class BertClassifier(Task):
         self.uses_pairs = uses_pairs
         self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
         self.logits_layer = logits_layer
+        self.doc_stride = None if doc_stride is None else int(doc_stride)
+        self.window_pooling = window_pooling
+        self.reading_function = None
 
     @property
     def class_names(self):
@@ -110,6 +159,17 @@ class BertClassifier(Task):
     def problem_type(self):
         return self.label_encoder.problem_type
 
+    @property
+    def window_length(self):
+        """Tokens per packed input (per window with `doc_stride`), special tokens included."""
+        return self.sequence_length or longest_input(self.backbone)
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        """The model on one batch of windows (or texts); a `window_text` in a training batch is for the loss."""
+        if isinstance(inputs, dict) and WINDOW_TEXT in inputs:
+            inputs = {name: value for name, value in inputs.items() if name != WINDOW_TEXT}
+        return super().call(inputs, training=training, mask=mask, **kwargs)
+
     # === Data ===
 
     def text_columns(self, frame, training):
@@ -119,6 +179,8 @@ class BertClassifier(Task):
             uses_pairs = self.text_pair_column in frame.columns
             if training:
                 self.uses_pairs = uses_pairs
+        if uses_pairs and self.doc_stride is not None:
+            raise ValueError(windows_of_pairs_message(self.doc_stride, self.text_pair_column))
         if not uses_pairs and self.text_pair_column in frame.columns:
             raise ValueError(
                 f"The data has a {self.text_pair_column!r} column, but this classifier reads single "
@@ -141,8 +203,33 @@ class BertClassifier(Task):
             labels = self.label_encoder.encode(frame[self.label_column])
             if self.problem_type == "regression":
                 labels = labels.reshape(-1, 1)
-        features = self.pack_texts(*[frame[c].tolist() for c in columns.values()])
-        return Prepared(frame=frame, features=features, labels=labels)
+        read = self.read_texts([frame[column].tolist() for column in columns.values()])
+        if self.doc_stride is not None:
+            return Prepared(frame=frame, features=read["features"], labels=labels,
+                            extras={WINDOW_TEXT: read[WINDOW_TEXT].numpy()})
+        special = self.preprocessor.packer.num_special_tokens(len(columns))
+        kept = read["features"]["token_ids"].row_lengths().numpy() - special
+        truncation = Truncation(read["pieces"].numpy() - kept, self.window_length, self.window_length - special)
+        if with_labels and truncation.rows:
+            warnings.warn(truncation.message(), stacklevel=5)  # the caller of fit or evaluate
+        return Prepared(frame=frame, features=read["features"], labels=labels, extras={"truncation": truncation})
+
+    def read_texts(self, texts):
+        """Texts (one list, or two for pairs) -> `{"features": ragged token_ids and segment_ids, ...}` with each
+        row's `pieces` before packing cut any, or with `doc_stride` one row per window and its `window_text`; in
+        one traced TensorFlow function (the tokenizer's and packer's many small ops cost ~70 ms a call eagerly)."""
+        key = (self.window_length, len(texts), self.doc_stride)
+        if self.reading_function is None or self.reading_function[0] != key:
+            self.reading_function = (key, tf.function(self.pack_or_cut, reduce_retracing=True))
+        return self.reading_function[1](*[tf.constant(part, tf.string, shape=[len(part)]) for part in texts])
+
+    def pack_or_cut(self, *texts):
+        segments = [self.tokenizer(part) for part in texts]
+        if self.doc_stride is None:
+            packed = self.preprocessor.packer(tuple(segments) if len(segments) == 2 else segments[0])
+            return {"features": ragged_from_padded(packed), "pieces": sum(part.row_lengths() for part in segments)}
+        windows, window_text, _, _ = cut_windows(segments[0], text_room(self.window_length), self.doc_stride)
+        return {"features": ragged_from_padded(self.preprocessor.packer(windows)), WINDOW_TEXT: window_text}
 
     def fit_label_encoder(self, label_series):
         """Learn class names from the first labelled data; int labels with `num_classes` mean ids
@@ -199,6 +286,57 @@ class BertClassifier(Task):
 
     # === Training ===
 
+    def fit(self, *args, cache_features=None, **kwargs):
+        """`Task.fit`; with `doc_stride`, `batch_size` counts texts and the loss is on each text's pooled logits.
+
+        Example:
+        >>> BertClassifier.from_preset("all_minilm_l6_v2_en", doc_stride=64).fit(chapters_df, batch_size=4)
+        """
+        if self.doc_stride is not None:
+            if cache_features:
+                raise ValueError("cache_features=True caches one vector per text; with doc_stride a text has many "
+                                 "windows. Leave cache_features out, or build the classifier without doc_stride.")
+            cache_features = False
+        return super().fit(*args, cache_features=cache_features, **kwargs)
+
+    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
+                group_by_length=True, order=None, epochs=None):
+        """`Task.batches`; windowed texts come in batches of whole texts (`make_text_window_dataset`)."""
+        if WINDOW_TEXT not in prepared.extras:
+            return super().batches(prepared, with_labels=with_labels, training=training, batch_size=batch_size,
+                                   seed=seed, group_by_length=group_by_length, order=order, epochs=epochs)
+        return make_text_window_dataset(
+            prepared.features, prepared.extras[WINDOW_TEXT], prepared.labels if with_labels else None,
+            batch_size=batch_size, max_length=self.window_length, group_by_length=training and group_by_length,
+            shuffle=training, seed=seed, pad_token_id=self.tokenizer.pad_token_id, order=order,
+            **({} if epochs is None else {"epochs": epochs}))
+
+    def example_lengths(self, prepared):
+        """Tokens per text (over all its windows, with `doc_stride`)."""
+        if WINDOW_TEXT not in prepared.extras:
+            return super().example_lengths(prepared)
+        return np.bincount(prepared.extras[WINDOW_TEXT], weights=prepared.features["token_ids"].row_lengths().numpy(),
+                           minlength=len(prepared.frame)).astype(np.int64)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras' loss; on a batch of windows, of each text's pooled logits, each text counted once."""
+        if isinstance(x, dict) and WINDOW_TEXT in x:
+            first = first_windows(x[WINDOW_TEXT])
+            # Keras averages the loss over the batch's rows (windows); weighted windows / texts, over its texts.
+            weights = first * (keras.ops.sum(keras.ops.ones_like(first)) / keras.ops.sum(first))
+            if sample_weight is not None:
+                weights = weights * keras.ops.cast(sample_weight, weights.dtype)
+            y_pred, sample_weight = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.window_pooling), weights
+        return super().compute_loss(x, y, y_pred, sample_weight, training=training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Keras' metrics; on a batch of windows, the weighted metrics (the default ones) read each text's pooled
+        logits once."""
+        if isinstance(x, dict) and WINDOW_TEXT in x:
+            y_pred = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.window_pooling)
+            sample_weight = first_windows(x[WINDOW_TEXT])
+        return super().compute_metrics(x, y, y_pred, sample_weight)
+
     def default_loss(self):
         if self.problem_type == "regression":
             return keras.losses.MeanSquaredError()
@@ -207,6 +345,12 @@ class BertClassifier(Task):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
     def default_metrics(self):
+        return [] if self.doc_stride is not None else self.task_metrics()
+
+    def default_weighted_metrics(self):
+        return self.task_metrics() if self.doc_stride is not None else None  # weighted: each text counts once
+
+    def task_metrics(self):
         if self.problem_type == "regression":
             return [keras.metrics.MeanAbsoluteError(name="mae")]
         if self.problem_type == "multilabel":
@@ -214,6 +358,23 @@ class BertClassifier(Task):
         return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
 
     # === Decoding and metrics ===
+
+    def predict_outputs(self, data, batch_size=None, with_labels=False, verbose="auto"):
+        """`Task.predict_outputs`; with `doc_stride`, every window's logits (windows batched by length), pooled
+        per text."""
+        if self.doc_stride is None:
+            return super().predict_outputs(data, batch_size, with_labels, verbose)
+        self.check_outputs_known()
+        prepared = self.prepare(data, with_labels=with_labels)
+        if prepared.frame.empty:
+            if with_labels:
+                raise ValueError("The data has no rows: there is nothing to evaluate.")
+            return empty_like_output(self.output), prepared
+        order = np.argsort(prepared.features["token_ids"].row_lengths().numpy(), kind="stable")
+        windows = EagerBatches(prepared.features, order, batch_size or DEFAULT_BATCH_SIZE,
+                               max_length=self.window_length, pad_token_id=self.tokenizer.pad_token_id)
+        logits = in_input_order(self.outputs_of(windows, verbose), order)
+        return pool_windows(logits, prepared.extras[WINDOW_TEXT], len(prepared.frame), self.window_pooling), prepared
 
     def decode(self, outputs, prepared):
         index = prepared.frame.index
@@ -268,6 +429,9 @@ class BertClassifier(Task):
             if self.problem_type == "binary":
                 results["f1"] = float(metrics.f1_per_class(gold, predicted, 2)[1])
             wrong = predicted != gold
+        truncation = prepared.extras.get("truncation")
+        if truncation is not None and truncation.rows:
+            results.update(truncation.summary())
         decoded = self.decode(outputs, prepared)
         errors = prepared.frame.join(decoded.add_prefix("predicted_"))[wrong]
         results["errors"] = errors
@@ -293,8 +457,14 @@ class BertClassifier(Task):
         return [tf.TensorSpec([None], tf.string, name=name) for name in names]
 
     def serve(self, *texts):
-        inputs = self.preprocessor(texts if len(texts) == 2 else texts[0])
-        logits = self(inputs, training=False)
+        """Texts (and pairs) -> outputs per text; with `doc_stride`, every window of a text, pooled."""
+        if self.doc_stride is None:
+            logits = self(self.preprocessor(texts if len(texts) == 2 else texts[0]), training=False)
+        else:
+            windows, window_text, _, _ = cut_windows(self.tokenizer(texts[0]), text_room(self.window_length),
+                                                     self.doc_stride)
+            logits = pool_windows_in_graph(self(self.preprocessor.packer(windows), training=False), window_text,
+                                           self.window_pooling)
         if self.problem_type == "regression":
             return {"prediction": logits[:, 0]}
         if self.problem_type == "multilabel":
@@ -302,6 +472,12 @@ class BertClassifier(Task):
         best = tf.argmax(logits, axis=-1, output_type=tf.int32)
         names = tf.constant([str(name) for name in self.class_names])
         return {"probabilities": tf.nn.softmax(logits), "label_id": best, "label": tf.gather(names, best)}
+
+
+def windows_of_pairs_message(doc_stride, text_pair_column="text_pair"):
+    return (f"doc_stride={doc_stride} reads one long text in windows; it does not window text pairs (the data has a "
+            f"{text_pair_column!r} column, or uses_pairs=True). Classify pairs without doc_stride, or join each pair "
+            "into one text.")
 
 
 def resolve_num_classes(num_classes, encoder, has_head=False):

@@ -9,10 +9,20 @@ import tensorflow as tf
 
 from kerasbert.applications.fit_arguments import check_rate
 from kerasbert.applications.task import Prepared, Task, task_outputs
+from kerasbert.data.text_windows import (
+    check_doc_stride,
+    cut_windows,
+    max_context,
+    text_room,
+    window_piece_index,
+    window_word_predictions,
+    window_words,
+)
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
 from kerasbert.data.validation import check_count, to_dataframe, validate_text_columns, validate_token_columns
 
 OUTSIDE_TAG = "O"
+UNCUT = 2**31 - 1  # a sequence_length for `encode_words` that keeps every piece (windows are cut afterwards)
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -24,7 +34,11 @@ class BertTokenClassifier(Task):
     tag lists to train) or raw text (a column of strings, split where BERT splits words:
     whitespace, punctuation and CJK characters). A word's tag is predicted on its first WordPiece;
     the loss (cross-entropy, averaged over words) leaves out the other pieces, `[CLS]`, `[SEP]`
-    and padding. Words past `sequence_length` pieces are cut off, with a warning, and tagged "O".
+    and padding. Words past `sequence_length` pieces are cut off, with a warning, and tagged "O",
+    unless `doc_stride` is given: then a longer sentence or document is read in overlapping windows of
+    `sequence_length` tokens whose neighbours share `doc_stride` pieces, and each word takes its tag from the
+    window where its first piece has the most context (HF's max-context rule for QA: the most pieces on its
+    shorter side); training counts each word once, in that window.
 
     `predict` returns a DataFrame with `words`, `tags` (one per word) and `entities`: a list of
     `{"type", "text", "start", "end", "score"}` per row, read from BIO/IOB tags (invalid sequences
@@ -44,6 +58,8 @@ class BertTokenClassifier(Task):
         dropout: dropout before the dense layer.
         tokens_column, tags_column, text_column: DataFrame column names (words are read from
             `tokens_column` when the data has it, else text from `text_column`).
+        doc_stride: None cuts at `sequence_length`; an int (less than `sequence_length - 2`) tags every word of
+            a long text through overlapping windows (also in `export`).
 
     Example:
     >>> ner = BertTokenClassifier.from_preset("all_minilm_l6_v2_en", num_tags=9)
@@ -56,7 +72,7 @@ class BertTokenClassifier(Task):
     hf_head = ("classifier", "BertForTokenClassification")  # a fine-tuned HF model's head
     hf_labels_argument = "num_tags"
     config_names = (
-        "num_tags", "labels", "dropout", "tokens_column", "tags_column", "text_column", "layer_mix",
+        "num_tags", "labels", "dropout", "tokens_column", "tags_column", "text_column", "layer_mix", "doc_stride",
     )
 
     def __init__(
@@ -71,9 +87,11 @@ class BertTokenClassifier(Task):
         text_column="text",
         head=None,
         layer_mix=False,
+        doc_stride=None,
         **kwargs,
     ):
         check_rate("dropout", dropout)
+        check_doc_stride(doc_stride, preprocessor.sequence_length or backbone.max_sequence_length)
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels, has_head=head is not None)
 
@@ -94,6 +112,7 @@ class BertTokenClassifier(Task):
         self.tags_column = tags_column
         self.text_column = text_column
         self.logits_layer = logits_layer
+        self.doc_stride = None if doc_stride is None else int(doc_stride)
 
     @property
     def packed_length(self):
@@ -135,14 +154,21 @@ class BertTokenClassifier(Task):
             self.learn_labels(frame[self.tags_column])
         self.require_labels()
         tag_ids = self.encode_tags(frame[self.tags_column]) if with_labels else None
+        extras = {"words": words, "texts": texts, "word_starts": word_starts}
+        if self.doc_stride is not None:
+            whole = encode_words(self.tokenizer, words, tag_ids, sequence_length=UNCUT, ignore_label=0)
+            windows = window_words(whole, text_room(self.packed_length), self.doc_stride, self.tokenizer.cls_token_id,
+                                   self.tokenizer.sep_token_id, ignore_label=0)
+            return Prepared(frame=frame, features=windows.inputs, labels=windows.labels,
+                            sample_weight=windows.label_mask,
+                            extras={**extras, "windows": windows, "num_words": whole.num_words})
         features = encode_words(self.tokenizer, words, tag_ids, sequence_length=self.packed_length,
                                 ignore_label=0)
         warn_truncated(features.truncated_words, frame.index, self.packed_length,
                        self.backbone.max_sequence_length)
-        extras = {"words": words, "texts": texts, "word_starts": word_starts,
-                  "word_ids": features.word_ids, "num_words": features.num_words}
         return Prepared(frame=frame, features=features.inputs, labels=features.labels,
-                        sample_weight=features.label_mask, extras=extras)
+                        sample_weight=features.label_mask,
+                        extras={**extras, "word_ids": features.word_ids, "num_words": features.num_words})
 
     def require_text_column(self, frame):
         """Data without `tokens_column` must have `text_column`."""
@@ -205,9 +231,15 @@ class BertTokenClassifier(Task):
     def word_tags(self, outputs, prepared):
         """Per row: the tag names and tag probabilities of the words."""
         probabilities = softmax(outputs)
-        word_ids, num_words = prepared.extras["word_ids"], prepared.extras["num_words"]
-        ids = word_predictions(probabilities.argmax(-1), word_ids, num_words, fill_value=self.outside_id)
-        scores = word_predictions(probabilities.max(-1), word_ids, num_words, fill_value=0.0)
+        num_words = prepared.extras["num_words"]
+        if "windows" in prepared.extras:  # each word from the window where it has the most context
+            windows = prepared.extras["windows"]
+            ids = window_word_predictions(probabilities.argmax(-1), windows, num_words, fill_value=self.outside_id)
+            scores = window_word_predictions(probabilities.max(-1), windows, num_words, fill_value=0.0)
+        else:
+            word_ids = prepared.extras["word_ids"]
+            ids = word_predictions(probabilities.argmax(-1), word_ids, num_words, fill_value=self.outside_id)
+            scores = word_predictions(probabilities.max(-1), word_ids, num_words, fill_value=0.0)
         names = [[self.labels[i] if i >= 0 else None for i in row] for row in ids]
         return names, scores
 
@@ -256,13 +288,17 @@ class BertTokenClassifier(Task):
     def serve(self, texts):
         """Texts -> per WordPiece (padded): `tag_ids` (-1 on padding), `tags`, the character offsets
         `starts`/`ends` (-1 on padding) and `word_starts` (True on a word's first piece, which
-        carries the word's tag). Pieces past `sequence_length` are left out."""
+        carries the word's tag). Pieces past `sequence_length` are left out; with `doc_stride` none are, each
+        piece tagged in the window where it has the most context."""
         ids, starts, ends = self.tokenizer.tokenize_with_offsets(texts)
-        budget = self.packed_length - 2
-        ids, starts, ends = ids[:, :budget], starts[:, :budget], ends[:, :budget]
-        logits = self(self.preprocessor.packer(ids), training=False)
-        best = tf.argmax(logits[:, 1:], axis=-1, output_type=tf.int32)  # [CLS] left out
-        tag_ids = tf.RaggedTensor.from_tensor(best, lengths=ids.row_lengths())
+        room = text_room(self.packed_length)
+        if self.doc_stride is None:
+            ids, starts, ends = ids[:, :room], starts[:, :room], ends[:, :room]
+            logits = self(self.preprocessor.packer(ids), training=False)
+            piece_logits = tf.RaggedTensor.from_tensor(logits[:, 1:], lengths=ids.row_lengths())  # [CLS] left out
+        else:
+            piece_logits = self.piece_logits_over_windows(ids, room)
+        tag_ids = tf.ragged.map_flat_values(tf.argmax, piece_logits, axis=-1, output_type=tf.int32)
         names = tf.constant([str(label) for label in self.labels])
         continues = tf.constant(self.tokenizer.continuation_flags())
         inside_word = ids.with_flat_values(tf.gather(continues, ids.flat_values))
@@ -274,6 +310,19 @@ class BertTokenClassifier(Task):
             "ends": tf.cast(ends, tf.int64).to_tensor(-1),
             "word_starts": tf.ragged.map_flat_values(tf.logical_or, ~inside_word, first).to_tensor(False),
         }
+
+
+    def piece_logits_over_windows(self, ids, room):
+        """Ragged `[texts, (pieces), tags]` logits of every piece, from the window where it has the most context."""
+        windows, text, start, length = cut_windows(ids, room, self.doc_stride)
+        logits = self(self.preprocessor.packer(windows), training=False)
+        window_logits = tf.RaggedTensor.from_tensor(logits[:, 1:], lengths=length)  # [CLS] left out
+        lengths = ids.row_lengths()
+        chosen = max_context(lengths, text, start, length).flat_values
+        pieces = tf.boolean_mask(window_piece_index(lengths, text, start, length).flat_values, chosen)
+        flat = tf.math.unsorted_segment_sum(tf.boolean_mask(window_logits.flat_values, chosen), pieces,
+                                            tf.reduce_sum(lengths))  # each piece is chosen in one window
+        return tf.RaggedTensor.from_row_lengths(flat, lengths)
 
 
 def resolve_num_tags(num_tags, labels, has_head=False):
