@@ -156,6 +156,17 @@ class BertClassifier(Task):
     labels = class_names
 
     @property
+    def output_labels(self):
+        """What each output means in `predict` and `export`: the class names, or the class ids 0..n-1 while they
+        are unknown (built with `num_classes` only and not fit yet; fit may still learn names).
+
+        Example:
+        >>> BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=3).output_labels
+        [0, 1, 2]
+        """
+        return list(range(self.num_classes)) if self.class_names is None else self.class_names
+
+    @property
     def problem_type(self):
         return self.label_encoder.problem_type
 
@@ -383,13 +394,13 @@ class BertClassifier(Task):
         if self.problem_type == "multilabel":
             probabilities = sigmoid(outputs)
             chosen = probabilities >= np.asarray(self.thresholds or [0.5] * self.num_classes)
-            labels = [[name for name, keep in zip(self.class_names, row) if keep] for row in chosen]
+            labels = [[name for name, keep in zip(self.output_labels, row) if keep] for row in chosen]
             return pd.DataFrame({"labels": labels, "probabilities": list(probabilities)}, index=index)
         probabilities = softmax(outputs)
         best = probabilities.argmax(-1)
         return pd.DataFrame(
             {
-                "label": [self.class_names[i] for i in best],
+                "label": [self.output_labels[i] for i in best],
                 "score": probabilities.max(-1),
                 "probabilities": list(probabilities),
             },
@@ -470,7 +481,7 @@ class BertClassifier(Task):
         if self.problem_type == "multilabel":
             return {"probabilities": tf.sigmoid(logits)}
         best = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        names = tf.constant([str(name) for name in self.class_names])
+        names = tf.constant([str(name) for name in self.output_labels])
         return {"probabilities": tf.nn.softmax(logits), "label_id": best, "label": tf.gather(names, best)}
 
 

@@ -5,6 +5,7 @@ import keras
 import numpy as np
 import pandas as pd
 import pytest
+import tensorflow as tf
 
 import kerasbert as kb
 
@@ -49,3 +50,19 @@ def test_regression_and_token_tags_are_learned_too(tiny_backbone, real_preproces
     tagger.fit(SENTENCES, epochs=1, batch_size=3, verbose=0)
     assert tagger.labels == ["B-LOC", "B-PER", "O"] and tagger.logits_layer.kernel.shape == (32, 3)
     assert len(tagger.predict(SENTENCES["tokens"])) == 3
+
+
+def test_a_classifier_built_with_num_classes_only_predicts_class_ids_until_fit_names_them(
+        tiny_backbone, real_preprocessor, tmp_path):
+    classifier = kb.BertClassifier(tiny_backbone, real_preprocessor, num_classes=2)
+    before = classifier.predict(REVIEWS["text"])
+    assert set(before["label"]) <= {0, 1} and classifier.output_labels == [0, 1]
+    np.testing.assert_array_equal(before["label"], np.stack(before["probabilities"]).argmax(-1))
+    classifier.export(tmp_path / "ids")
+    exported = tf.saved_model.load(str(tmp_path / "ids"))  # kept: its functions need the object alive
+    served = exported.serve(tf.constant(REVIEWS["text"].tolist()))
+    assert [label.decode() for label in served["label"].numpy()] == [str(label) for label in before["label"]]
+
+    classifier.fit(REVIEWS, epochs=1, batch_size=4, verbose=0)  # names may still be learned from the data
+    assert classifier.labels == ["neg", "pos"] and classifier.output_labels == ["neg", "pos"]
+    assert set(classifier.predict(REVIEWS["text"])["label"]) <= {"neg", "pos"}
