@@ -252,11 +252,14 @@ class BertSeq2Seq(Task):
 
     # === Generation ===
 
-    def generate(self, texts, max_length=None, beam_size=1, length_penalty=1.0, batch_size=None, use_cache=True):
+    def generate(self, texts, max_length=None, beam_size=1, length_penalty=1.0, batch_size=None, use_cache=True,
+                 no_repeat_ngram_size=0):
         """Targets written for source texts: one string for one text, else a list in input order.
 
         Greedy with `beam_size=1`, else beam search (`beam_search`: hypotheses scored by log-probability
         over length ** `length_penalty`); at most `max_length` tokens (default `max_target_length`).
+        `no_repeat_ngram_size=n` never writes an n-gram twice in one target (HF's `no_repeat_ngram_size`, UniLM's
+        `forbid_duplicate_ngrams`); 0 allows repeats.
         `use_cache=False` recomputes the whole sequence each step instead of keeping keys and values (same
         tokens, slower: see `seq2seq_decoding`). Sources are tokenised and truncated as in training.
 
@@ -264,11 +267,12 @@ class BertSeq2Seq(Task):
         >>> writer.generate("the eiffel tower [SEP] The Eiffel Tower is in Paris.")
         'where is the eiffel tower?'
         """
-        generated = self.generate_with_scores(texts, max_length, beam_size, length_penalty, batch_size, use_cache)
+        generated = self.generate_with_scores(texts, max_length, beam_size, length_penalty, batch_size, use_cache,
+                                              no_repeat_ngram_size)
         return generated[0][0] if isinstance(texts, str) else [text for text, _ in generated]
 
     def predict(self, x, batch_size=None, verbose="auto", max_length=None, beam_size=1, length_penalty=1.0,
-                use_cache=True, **kwargs):
+                use_cache=True, no_repeat_ngram_size=0, **kwargs):
         """A DataFrame with the source texts, the `generated` targets and their `score` (summed
         log-probability when greedy; the beam score with beams), indexed as the input; Keras-level data goes
         to Keras `predict` (the masked-LM logits). Arguments as `generate`.
@@ -280,14 +284,17 @@ class BertSeq2Seq(Task):
         if not is_raw(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         frame = to_dataframe(x, text_column=self.source_column)
-        generated = self.generate_with_scores(frame, max_length, beam_size, length_penalty, batch_size, use_cache)
+        generated = self.generate_with_scores(frame, max_length, beam_size, length_penalty, batch_size, use_cache,
+                                              no_repeat_ngram_size)
         columns = {self.source_column: frame[self.source_column] if len(frame) else [],
                    "generated": [text for text, _ in generated], "score": [score for _, score in generated]}
         return pd.DataFrame(columns, index=frame.index)
 
-    def generate_with_scores(self, data, max_length, beam_size, length_penalty, batch_size, use_cache):
+    def generate_with_scores(self, data, max_length, beam_size, length_penalty, batch_size, use_cache,
+                             no_repeat_ngram_size):
         """`(text, score)` per source row of `data`, in order (see `generate` and `predict`)."""
-        max_length = self.check_generation_options(max_length, beam_size, length_penalty, batch_size)
+        max_length = self.check_generation_options(max_length, beam_size, length_penalty, batch_size,
+                                                   no_repeat_ngram_size)
         prepared = self.prepare(data, with_labels=False)
         if prepared.frame.empty:
             return []
@@ -301,12 +308,14 @@ class BertSeq2Seq(Task):
         end = self.tokenizer.sep_token_id
         for batch in batches:
             token_ids, padding_mask = batch["token_ids"].numpy(), batch["padding_mask"].numpy()
-            top_k = 1 if beam_size == 1 else 2 * beam_size
+            top_k = (1 if beam_size == 1 else 2 * beam_size) + (max_length if no_repeat_ngram_size else 0)
+            top_k = min(top_k, self.backbone.vocabulary_size)  # a row bans at most one candidate per step so far
             steps = DecodingSteps(self, token_ids, padding_mask, max_length, beam_size, top_k, use_cache)
             if beam_size == 1:
-                found += greedy_search(steps, len(token_ids), max_length, end)
+                found += greedy_search(steps, len(token_ids), max_length, end, no_repeat_ngram_size)
             else:
-                found += beam_search(steps, len(token_ids), beam_size, max_length, end, length_penalty)
+                found += beam_search(steps, len(token_ids), beam_size, max_length, end, length_penalty,
+                                     no_repeat_ngram_size)
         ids = tf.RaggedTensor.from_row_lengths(np.array([t for tokens, _ in found for t in tokens], np.int32),
                                                [len(tokens) for tokens, _ in found])
         texts = self.tokenizer.detokenize(ids).numpy().tolist()
@@ -316,7 +325,7 @@ class BertSeq2Seq(Task):
             restored[index] = results[position]
         return restored
 
-    def check_generation_options(self, max_length, beam_size, length_penalty, batch_size):
+    def check_generation_options(self, max_length, beam_size, length_penalty, batch_size, no_repeat_ngram_size):
         """`max_length` (its default filled in), or an error naming the option, before any computation."""
         room = longest_input(self.backbone) - self.max_source_length - 2  # [CLS] source [SEP] before the target
         max_length = self.max_target_length if max_length is None else check_count("max_length", max_length)
@@ -334,6 +343,10 @@ class BertSeq2Seq(Task):
                              f"their sum), got {length_penalty!r}.")
         if batch_size is not None:
             check_count("batch_size", batch_size)
+        if isinstance(no_repeat_ngram_size, bool) or not isinstance(no_repeat_ngram_size, (int, np.integer)) \
+                or no_repeat_ngram_size < 0:
+            raise ValueError(f"no_repeat_ngram_size must be an int >= 0 (0: repeats allowed; 3: no trigram twice), "
+                             f"got {no_repeat_ngram_size!r}.")
         return max_length
 
     def next_tokens(self, logits, top_k):

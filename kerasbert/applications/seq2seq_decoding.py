@@ -105,21 +105,25 @@ class DecodingSteps:
         return mask
 
 
-def greedy_search(step, rows, max_length, end_token_id):
+def greedy_search(step, rows, max_length, end_token_id, no_repeat_ngram_size=0):
     """The most probable token at each step until `end_token_id` or `max_length` tokens: a list of
     `(tokens, log_probability)` per row, the end token left out of `tokens` and counted in the score.
+    With `no_repeat_ngram_size=n`, a token that would repeat an n-gram of the row's target is never chosen
+    (`step` must then return `max_length` more candidates than it otherwise would).
 
     Example:
     >>> greedy_search(DecodingSteps(task, token_ids, padding_mask, 20, 1, 1, True), 2, 20, 102)
     [([2054, 2003, 1029], -2.31), ([2129, 2116, 1029], -3.05)]
     """
-    parents, previous = np.arange(rows), None
+    every_row, previous = np.arange(rows), None  # greedy rows keep their own parents
     tokens = np.zeros((rows, 0), np.int64)
     scores, done = np.zeros(rows), np.zeros(rows, bool)
     for t in range(max_length):
-        log_probabilities, ids = step(t, parents, previous)
-        previous = np.where(done, end_token_id, ids[:, 0])
-        scores += np.where(done, 0.0, log_probabilities[:, 0])
+        log_probabilities, ids = step(t, every_row, previous)
+        log_probabilities = without_repeated_ngrams(log_probabilities, tokens, ids, no_repeat_ngram_size)
+        best = log_probabilities.argmax(axis=1)  # the first allowed candidate: they come best first
+        previous = np.where(done, end_token_id, ids[every_row, best])
+        scores += np.where(done, 0.0, log_probabilities[every_row, best])
         tokens = np.concatenate([tokens, previous[:, None]], axis=1)
         done |= previous == end_token_id
         if done.all():
@@ -127,7 +131,7 @@ def greedy_search(step, rows, max_length, end_token_id):
     return [(without_end(row, end_token_id), float(score)) for row, score in zip(tokens, scores)]
 
 
-def beam_search(step, sources, beam_size, max_length, end_token_id, length_penalty=1.0):
+def beam_search(step, sources, beam_size, max_length, end_token_id, length_penalty=1.0, no_repeat_ngram_size=0):
     """Beam search, as HF `generate(num_beams=beam_size, early_stopping=True)`: each step keeps the
     `beam_size` best unfinished continuations of every source; a continuation ending in `end_token_id`
     among the `beam_size` best becomes a hypothesis, scored by its summed log-probability divided by
@@ -135,7 +139,9 @@ def beam_search(step, sources, beam_size, max_length, end_token_id, length_penal
     hypotheses, or at `max_length` tokens, when its open beams count as hypotheses too. Returns the best
     `(tokens, score)` of each source. With `beam_size=1` it is `greedy_search`.
 
-    `step` must return at least `2 * beam_size` candidates per row (or the whole vocabulary).
+    `step` must return at least `2 * beam_size` candidates per row (or the whole vocabulary); with
+    `no_repeat_ngram_size=n` (a continuation never repeats an n-gram of its own target, as HF's
+    `no_repeat_ngram_size` and UniLM's `forbid_duplicate_ngrams`), `max_length` more.
 
     Example:
     >>> beam_search(DecodingSteps(task, token_ids, padding_mask, 20, 4, 8, True), 2, 4, 20, 102)
@@ -149,6 +155,7 @@ def beam_search(step, sources, beam_size, max_length, end_token_id, length_penal
     parents, previous = np.arange(rows), None
     for t in range(max_length):
         log_probabilities, ids = step(t, parents, previous)
+        log_probabilities = without_repeated_ngrams(log_probabilities, tokens, ids, no_repeat_ngram_size)
         width = ids.shape[1]
         totals = (beam_scores[:, :, None] + log_probabilities.reshape(sources, beam_size, width)).reshape(sources, -1)
         ranked = np.argsort(-totals, axis=1, kind="stable")[:, :2 * beam_size]
@@ -179,6 +186,27 @@ def beam_search(step, sources, beam_size, max_length, end_token_id, length_penal
         score, row = max(found, key=lambda hypothesis: hypothesis[0])
         best.append((without_end(row, end_token_id), float(score)))
     return best
+
+
+def without_repeated_ngrams(log_probabilities, tokens, ids, size):
+    """`log_probabilities` (`[rows, k]`, of the candidate `ids`) with -inf where a candidate would end an n-gram
+    of `size` tokens that the row's `tokens` (`[rows, t]`, its target so far) already hold; unchanged when
+    `size` is 0. A row bans at most t candidates, so t more than needed always leave enough.
+
+    Example:
+    >>> without_repeated_ngrams(np.array([[-0.1, -0.5]]), np.array([[7, 8, 7]]), np.array([[8, 9]]), 2).tolist()
+    [[-inf, -0.5]]
+    """
+    if not size or tokens.shape[1] < size:
+        return log_probabilities
+    log_probabilities = log_probabilities.copy()
+    t = tokens.shape[1]
+    for row in range(len(tokens)):
+        context = tokens[row, t - size + 1:]
+        banned = {tokens[row, i + size - 1] for i in range(t - size + 1)
+                  if np.array_equal(tokens[row, i:i + size - 1], context)}
+        log_probabilities[row, np.isin(ids[row], list(banned))] = -np.inf
+    return log_probabilities
 
 
 def without_end(row, end_token_id):

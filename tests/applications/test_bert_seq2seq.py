@@ -18,6 +18,7 @@ import tensorflow as tf
 
 import kerasbert as kb
 from kerasbert.applications.bert_seq2seq import seq2seq_attention_mask
+from kerasbert.applications.seq2seq_decoding import beam_search, greedy_search
 from kerasbert.data.seq2seq_masking import TargetMasker
 from kerasbert.data.shipped import load_dataset
 
@@ -138,6 +139,53 @@ def test_cached_decoding_equals_recomputing_token_for_token(preprocessor, real_s
         assert cached["generated"].tolist() == recomputed["generated"].tolist()
         assert all(len(model.tokenizer(text)) >= 3 for text in cached["generated"])
         np.testing.assert_allclose(cached["score"], recomputed["score"], atol=1e-4)
+        blocked = model.generate(sources, beam_size=beam_size, max_length=10, no_repeat_ngram_size=2)
+        assert blocked == model.generate(sources, beam_size=beam_size, max_length=10, no_repeat_ngram_size=2,
+                                         use_cache=False)
+
+
+def table_steps(vocabulary, top_k, seed=0):
+    """A `step` whose log-probabilities depend only on the previous token (a random table where the last token,
+    the end, is rare: greedy decoding runs in a cycle), best first, `top_k` of them; and the table."""
+    alphas = np.full(vocabulary, 0.3)
+    alphas[-1] = 0.01
+    table = np.log(np.random.default_rng(seed).dirichlet(alphas, size=vocabulary + 1))
+
+    def step(t, parents, previous):
+        rows_previous = np.full(len(parents), vocabulary) if previous is None else previous
+        log_probabilities = table[rows_previous]
+        ids = np.argsort(-log_probabilities, axis=1, kind="stable")[:, :top_k]
+        return np.take_along_axis(log_probabilities, ids, axis=1), ids
+
+    return step, table
+
+
+def test_no_repeat_ngram_decoding_equals_hf_processor():
+    import torch
+    from transformers import NoRepeatNGramLogitsProcessor
+
+    vocabulary, rows, max_length, end = 12, 5, 20, 11  # every row the same: the table ignores the source
+    unblocked = greedy_search(table_steps(vocabulary, top_k=1)[0], rows, max_length, end)
+    for size in (1, 2, 3):
+        step, table = table_steps(vocabulary, top_k=1 + max_length)
+        found = greedy_search(step, rows, max_length, end, no_repeat_ngram_size=size)
+        processor = NoRepeatNGramLogitsProcessor(size)
+        for tokens, _ in found:
+            written, previous = [], vocabulary  # the table's start entry
+            for t in range(max_length):
+                input_ids = torch.tensor(written, dtype=torch.long).reshape(1, len(written))
+                scores = processor(input_ids, torch.tensor(table[previous][None]))
+                previous = int(scores.argmax())
+                if previous == end:
+                    break
+                written.append(previous)
+            assert tokens == written and tokens != unblocked[0][0]
+            grams = [tuple(tokens[i:i + size]) for i in range(len(tokens) - size + 1)]
+            assert len(grams) == len(set(grams))
+    step, _ = table_steps(vocabulary, top_k=6 + max_length)
+    for tokens, _ in beam_search(step, rows, 3, max_length, end, no_repeat_ngram_size=2):
+        grams = [tuple(tokens[i:i + 2]) for i in range(len(tokens) - 1)]
+        assert len(grams) == len(set(grams))
 
 
 def test_keras_file_generates_the_same_in_a_fresh_process(memorised, pairs, tmp_path):
@@ -184,4 +232,6 @@ def test_bad_inputs_are_named_before_any_computation(preprocessor, pairs):
         model.generate(["a text"], max_length=43)
     with pytest.raises(ValueError, match="beam_size must be an int of at least 1"):
         model.generate(["a text"], beam_size=0)
+    with pytest.raises(ValueError, match=r"no_repeat_ngram_size must be an int >= 0 .* got -1"):
+        model.generate(["a text"], no_repeat_ngram_size=-1)
     assert model.generate([]) == [] and model.predict([]).empty
