@@ -67,19 +67,22 @@ def build_masked_lm_head(backbone):
     )
 
 
-def load_masked_lm_head(head, checkpoint, task_name, family):
+UNTRAINED_HEAD_EFFECT = ("its token predictions are random until it is pre-trained (BertPretrainer.fit on "
+                         "documents). The backbone weights are loaded.")
+
+
+def load_masked_lm_head(head, checkpoint, task_name, family, untrained_effect=UNTRAINED_HEAD_EFFECT):
     """Load `family`'s HF masked-LM head (`cls.predictions.*` in BERT, `lm_head.*` in RoBERTa, ...) from
     `checkpoint` into `head`; warn when a checkpoint with weights has none (the head then keeps its fresh
-    initialisation)."""
+    initialisation; `untrained_effect` ends the warning: what that means for the task)."""
     prefix = masked_lm_head_names(family).prefix
     weights = checkpoint.heads(prefix)
     if weights:
         assign_links(masked_lm_head_links(head, family), weights, checkpoint.source)
     elif checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
         warnings.warn(
-            f"{checkpoint.source} has no masked-LM head ({prefix}*), so the {task_name}'s "
-            "head starts untrained: its token predictions are random until it is pre-trained "
-            "(BertPretrainer.fit on documents). The backbone weights are loaded.",
+            f"{checkpoint.source} has no masked-LM head ({prefix}*), so the {task_name}'s head starts untrained: "
+            f"{untrained_effect}",
             stacklevel=4,
         )
 

@@ -9,7 +9,6 @@ predicts them with the masked-LM head tied to the token embeddings, which starts
 (`kerasbert.applications.seq2seq_decoding`: greedy or beam search, with a key/value cache).
 """
 
-import warnings
 
 import keras
 import numpy as np
@@ -35,7 +34,6 @@ from kerasbert.data.seq2seq_masking import UNILM_MASK_PROBABILITY, TargetMasker
 from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
 from kerasbert.models.bert_backbone import BertBackbone
 from kerasbert.models.block_sharing import block_order
-from kerasbert.models.family_heads import masked_lm_head_names
 
 NOT_GENERATED = -1e9  # the logit of the special tokens generation never writes ([PAD], [CLS], [MASK], ...)
 
@@ -157,16 +155,9 @@ class BertSeq2Seq(Task):
     def heads_from_checkpoint(self, checkpoint):
         """Load the checkpoint's masked-LM head (`cls.predictions.*` in BERT), UniLM's starting point for the
         output layer; warn when a checkpoint with weights has none."""
-        prefix = masked_lm_head_names(self.backbone.family).prefix
-        if checkpoint.heads(prefix):
-            load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__, self.backbone.family)
-        elif checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
-            warnings.warn(
-                f"{checkpoint.source} has no masked-LM head ({prefix}*), so BertSeq2Seq's output layer "
-                "starts with a fresh transform and bias (its decoder is the loaded token embedding): fit trains "
-                "it with the rest.",
-                stacklevel=3,
-            )
+        load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__, self.backbone.family,
+                            untrained_effect="a fresh transform and bias (its decoder is the loaded token "
+                                             "embedding): fit trains it with the rest.")
 
     # === Data ===
 
