@@ -29,7 +29,7 @@ from kerasbert.applications.task import (
     ragged_from_padded,
 )
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
-from kerasbert.data.masking import _is_bracketed
+from kerasbert.data.masking import is_bracketed
 from kerasbert.data.seq2seq_masking import UNILM_MASK_PROBABILITY, TargetMasker
 from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
 from kerasbert.models.bert_backbone import BertBackbone
@@ -390,7 +390,7 @@ class BertSeq2Seq(Task):
 def generation_bias(tokenizer):
     """float32 `[vocabulary]`: 0, or `NOT_GENERATED` for the bracketed special tokens other than `[SEP]`
     (which ends a target) and `[UNK]`."""
-    bias = np.array([NOT_GENERATED if _is_bracketed(token) else 0.0 for token in tokenizer.get_vocabulary()],
+    bias = np.array([NOT_GENERATED if is_bracketed(token) else 0.0 for token in tokenizer.get_vocabulary()],
                     np.float32)
     bias[[tokenizer.sep_token_id, tokenizer.unk_token_id]] = 0.0
     return bias

@@ -144,7 +144,7 @@ class MaskedLMMasker:
             (998, 5828)
         """
         vocabulary = tokenizer.get_vocabulary()
-        special_ids = {i for i, token in enumerate(vocabulary) if _is_bracketed(token)}
+        special_ids = {i for i, token in enumerate(vocabulary) if is_bracketed(token)}
         special_ids |= {tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id}
         special_ids.add(tokenizer.mask_token_id)
         special_ids.discard(tokenizer.unk_token_id)
@@ -183,14 +183,14 @@ class MaskedLMMasker:
         mask_ids = tf.fill(tf.shape(ids), tf.constant(self.mask_token_id, tf.int64))
         replacements = tf.where(decisions < self.mask_token_rate + self.random_token_rate, random_ids, ids)
         replacements = tf.where(decisions < self.mask_token_rate, mask_ids, replacements)
-        outputs = _selection_outputs(ids, selected, self.max_selections)
+        outputs = selection_outputs(ids, selected, self.max_selections)
         return {"token_ids": tf.where(selected, replacements, ids), **outputs}
 
     def _select(self, ids, selectable, seed):
         """The bool `[batch, T]` mask of the chosen tokens."""
         budget = selection_budget(selectable, self.mask_selection_rate, self.max_selections)
         if self.strategy == "token":
-            return _select_tokens(selectable, budget, seed)
+            return select_tokens(selectable, budget, seed)
         word_ids = _word_indices(selectable, tf.gather(self._continuation, ids))
         if self.strategy == "whole_word":
             return _select_whole_words(selectable, word_ids, budget, seed)
@@ -288,7 +288,7 @@ def _is_number(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _is_bracketed(token):
+def is_bracketed(token):
     """Whether a vocabulary entry is a special token such as `[CLS]` or `[unused0]`."""
     return len(token) > 2 and token.startswith("[") and token.endswith("]")
 
@@ -333,7 +333,7 @@ def _to_dense_batch(token_ids):
     return ids, tf.ones_like(ids, tf.bool), restore
 
 
-def _select_tokens(selectable, budget, seed):
+def select_tokens(selectable, budget, seed):
     """The first `budget` selectable tokens of each row in a random order ("token")."""
     keys = tf.where(selectable, tf.random.stateless_uniform(tf.shape(selectable), seed), 2.0)
     ranks = tf.argsort(tf.argsort(keys, axis=1), axis=1)
@@ -456,7 +456,7 @@ def _random_token_ids(shape, num_drawable, drawable_below, seed):
     return tf.reshape(indices + shift, shape)
 
 
-def _selection_outputs(ids, selected, max_selections):
+def selection_outputs(ids, selected, max_selections):
     """`mask_positions`, `mask_ids`, `mask_weights` of the selected tokens, padded to `max_selections`."""
     positions = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(ids)[1]), tf.shape(ids)), selected)
     shape = [None, max_selections]

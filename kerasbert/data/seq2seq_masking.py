@@ -24,11 +24,11 @@ import numpy as np
 import tensorflow as tf
 
 from kerasbert.data.masking import (
-    _is_bracketed,
-    _select_tokens,
-    _selection_outputs,
     cpu_generator,
+    is_bracketed,
+    select_tokens,
     selection_budget,
+    selection_outputs,
 )
 
 TARGET_SEGMENT = 1
@@ -78,7 +78,7 @@ class TargetMasker:
             >>> masker = TargetMasker.from_tokenizer(BertTokenizer.from_preset("all_minilm_l6_v2_en"), seed=0)
         """
         vocabulary = tokenizer.get_vocabulary()
-        drawable = [i for i, token in enumerate(vocabulary) if not _is_bracketed(token)]
+        drawable = [i for i, token in enumerate(vocabulary) if not is_bracketed(token)]
         return cls(tokenizer.mask_token_id, drawable, **kwargs)
 
     def __call__(self, batch):
@@ -87,7 +87,7 @@ class TargetMasker:
         selection_seed, decision_seed, random_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 3))
         target = (batch["segment_ids"] == TARGET_SEGMENT) & tf.cast(batch["padding_mask"], tf.bool)
         budget = selection_budget(target, self.mask_probability, self.max_predictions)
-        selected = _select_tokens(target, budget, selection_seed)
+        selected = select_tokens(target, budget, selection_seed)
         decisions = tf.random.stateless_uniform(tf.shape(ids), decision_seed)
         draws = tf.random.stateless_uniform(tf.shape(ids), random_seed, maxval=tf.size(self._drawable, tf.int64),
                                             dtype=tf.int64)
@@ -97,6 +97,6 @@ class TargetMasker:
         # Only as many slots as the batch needs (rounded up to 8, few shapes): each costs a vocabulary projection.
         width = tf.minimum(-(-tf.reduce_max(budget) // 8) * 8, self.max_predictions)
         outputs = {name: value[:, :width]
-                   for name, value in _selection_outputs(ids, selected, self.max_predictions).items()}
+                   for name, value in selection_outputs(ids, selected, self.max_predictions).items()}
         inputs = {**batch, "token_ids": masked, "mask_positions": outputs["mask_positions"]}
         return inputs, outputs["mask_ids"], outputs["mask_weights"]
