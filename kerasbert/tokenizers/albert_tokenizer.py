@@ -24,8 +24,7 @@ from sentencepiece import SentencePieceProcessor, sentencepiece_model_pb2
 from kerasbert.atomic_files import write_bytes_atomically
 from kerasbert.tokenizers import unicode_tables
 from kerasbert.tokenizers.bert_packer import BertPacker
-from kerasbert.tokenizers.bert_tokenizer import to_int_ids
-from kerasbert.tokenizers.tokenizer_base import TokenizerBase
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase, to_int_ids
 from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
 
 PROTO_ASSET = "spiece.model"  # inside a `.keras` file's assets: the SentencePiece model, as is
@@ -533,12 +532,7 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         ids = to_int_ids(ids)
         if ids.shape.rank == 1:
             return self.detokenize(ids[tf.newaxis])[0]
-        if isinstance(ids, tf.Tensor):
-            ids = tf.RaggedTensor.from_tensor(ids)
-        if tf.executing_eagerly() and tf.size(ids.flat_values) > 0:
-            low, high = int(tf.reduce_min(ids.flat_values)), int(tf.reduce_max(ids.flat_values))
-            if low < 0 or high >= len(vocabulary):
-                raise ValueError(f"Ids must be in [0, {len(vocabulary)}), got ids from {low} to {high}.")
+        ids = self.checked_id_rows(ids)
         tokens = tf.gather(tf.constant(vocabulary), ids.flat_values)
         token_ids = tf.range(tf.size(tokens, out_type=tf.int64))
         first_in_row = token_ids == tf.gather(ids.row_splits, ids.value_rowids())

@@ -5,13 +5,12 @@ import os
 import re
 
 import keras
-import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kerasbert.atomic_files import write_text_atomically
 from kerasbert.tokenizers.bert_packer import BertPacker
-from kerasbert.tokenizers.tokenizer_base import TokenizerBase
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase, to_int_ids
 from kerasbert.tokenizers.vocabulary import check_vocabulary, load_vocabulary
 from kerasbert.tokenizers.word_splitter import WordSplitter
 
@@ -228,12 +227,7 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         ids = to_int_ids(ids)
         if ids.shape.rank == 1:
             return self.detokenize(ids[tf.newaxis])[0]
-        if isinstance(ids, tf.Tensor):
-            ids = tf.RaggedTensor.from_tensor(ids)
-        if tf.executing_eagerly() and tf.size(ids.flat_values) > 0:
-            low, high = int(tf.reduce_min(ids.flat_values)), int(tf.reduce_max(ids.flat_values))
-            if low < 0 or high >= len(vocabulary):
-                raise ValueError(f"Ids must be in [0, {len(vocabulary)}), got ids from {low} to {high}.")
+        ids = self.checked_id_rows(ids)
         tokens = tf.gather(tf.constant(vocabulary), ids.flat_values)
         first_in_row = tf.range(tf.size(tokens, out_type=tf.int64)) == tf.gather(
             ids.row_splits, ids.value_rowids()
@@ -270,13 +264,3 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
 def join_words(pieces, word_row_splits):
     """`[words, (pieces)]` with words grouped by `word_row_splits` -> `[texts, (pieces)]`."""
     return tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(pieces.row_splits, word_row_splits))
-
-
-
-def to_int_ids(ids):
-    """Ids as an int32 Tensor or RaggedTensor (nested lists may have rows of different lengths)."""
-    if isinstance(ids, (tf.Tensor, tf.RaggedTensor)):
-        return tf.cast(ids, tf.int32)
-    if isinstance(ids, (list, tuple)):
-        return tf.ragged.constant(ids, dtype=tf.int32)
-    return tf.constant(np.asarray(ids), tf.int32)

@@ -9,10 +9,9 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kerasbert.atomic_files import write_text_atomically
-from kerasbert.tokenizers.bert_tokenizer import to_int_ids
 from kerasbert.tokenizers.roberta_packer import RobertaPacker
 from kerasbert.tokenizers.string_inputs import to_string_tensor
-from kerasbert.tokenizers.tokenizer_base import TokenizerBase
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase, to_int_ids
 
 VOCABULARY_FILE = "vocab.json"  # token -> id, as in HF RoBERTa and GPT-2 folders (and `.keras` assets)
 MERGES_FILE = "merges.txt"  # one merge "a b" a line, the first merged first
@@ -510,16 +509,10 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         """Text from ids, as HF's `decode` (with no `clean_up_tokenization_spaces`, transformers 5's
         default): the bytes of the tokens joined (special tokens as written), bytes that are no UTF-8
         shown as U+FFFD. A row of ids gives a string; a batch gives one per row."""
-        vocabulary = self._checked_vocabulary()
         ids = to_int_ids(ids)
         if ids.shape.rank == 1:
             return self.detokenize(ids[tf.newaxis])[0]
-        if isinstance(ids, tf.Tensor):
-            ids = tf.RaggedTensor.from_tensor(ids)
-        if tf.executing_eagerly() and tf.size(ids.flat_values) > 0:
-            low, high = int(tf.reduce_min(ids.flat_values)), int(tf.reduce_max(ids.flat_values))
-            if low < 0 or high >= len(vocabulary):
-                raise ValueError(f"Ids must be in [0, {len(vocabulary)}), got ids from {low} to {high}.")
+        ids = self.checked_id_rows(ids)
         pieces = tf.gather(self._token_bytes, ids.flat_values)
         row_ends = tf.gather(tf.concat([[0], tf.cumsum(byte_length(pieces))], 0), ids.row_splits)
         text = tf.strings.substr(tf.strings.reduce_join(pieces), row_ends[:-1], row_ends[1:] - row_ends[:-1])

@@ -89,6 +89,23 @@ class TokenizerBase:
     def get_vocabulary(self):
         return list(self._checked_vocabulary())
 
+    def checked_id_rows(self, ids):
+        """A batch of ids (an int32 Tensor or RaggedTensor `[rows, ...]`) as a RaggedTensor of rows; run eagerly,
+        a ValueError when an id is outside the vocabulary (`detokenize`'s first step).
+
+        Example:
+        >>> tokenizer.checked_id_rows(to_int_ids([[101, 7592], [102]])).row_lengths().numpy().tolist()
+        [2, 1]
+        """
+        vocabulary_size = len(self._checked_vocabulary())
+        if isinstance(ids, tf.Tensor):
+            ids = tf.RaggedTensor.from_tensor(ids)
+        if tf.executing_eagerly() and tf.size(ids.flat_values) > 0:
+            low, high = int(tf.reduce_min(ids.flat_values)), int(tf.reduce_max(ids.flat_values))
+            if low < 0 or high >= vocabulary_size:
+                raise ValueError(f"Ids must be in [0, {vocabulary_size}), got ids from {low} to {high}.")
+        return ids
+
     def token_to_id(self, token):
         self._checked_vocabulary()
         if token not in self._token_ids:
@@ -152,3 +169,12 @@ def restore_outer_shape(rows, texts):
     for axis in reversed(range(1, texts.shape.rank)):
         rows = tf.RaggedTensor.from_uniform_row_length(rows, tf.shape(texts, out_type=tf.int64)[axis])
     return rows
+
+
+def to_int_ids(ids):
+    """Ids as an int32 Tensor or RaggedTensor (nested lists may have rows of different lengths)."""
+    if isinstance(ids, (tf.Tensor, tf.RaggedTensor)):
+        return tf.cast(ids, tf.int32)
+    if isinstance(ids, (list, tuple)):
+        return tf.ragged.constant(ids, dtype=tf.int32)
+    return tf.constant(np.asarray(ids), tf.int32)
