@@ -3,23 +3,28 @@
 Fine-tunes all_minilm_l6_v2_en as a `BertSeq2Seq` (seq2seq attention mask, 70% of every question masked,
 the masked-LM head fresh: the checkpoint has none) on the official SQuAD v1.1 dev file, split by article
 (articles in file order): train on every question of articles 0-37 (8,576 whose question has at most 32
-tokens, shuffled with seed 0), test on the first 1,000 questions of articles 38-47. Source: `answer [SEP] sentence`, the sentence of the context that
-holds the answer (several when the answer crosses a sentence end); target: the question. Two epochs,
-batch 16, AdamW 3e-4, 10% warmup then linear decay; at most 64 source and 32 question tokens. Generation:
-greedy and beam search (4 beams), at most 32 tokens, with the key/value cache.
+tokens, shuffled with seed 0), test on the first 1,000 questions of articles 38-47. Source:
+`answer [SEP] sentence`, the sentence of the context that holds the answer (several when the answer crosses
+a sentence end); target: the question. Six epochs, batch 16, AdamW 3e-4, 10% warmup then linear decay; at
+most 64 source and 32 question tokens. Generation: greedy and beam search (4 beams), each also with no
+repeated trigram (UniLM's `forbid_duplicate_ngrams`), at most 32 tokens, with the key/value cache.
 
 Metrics on the lower-cased texts: corpus BLEU-4 (`sacrebleu`, its 13a tokenisation) and mean ROUGE-L F1
 (`rouge-score`), against the baseline that copies the answer's sentence as the question.
 
 Run: `.venv/bin/python applications/question_generation.py [dev-v1.1.json]`; saves
-`runs/question_generation.keras`.
+`runs/question_generation.keras` after training. `--saved runs/question_generation.keras` scores a saved model
+instead of training one. `question_generation_bert2bert.py` is HF's encoder-decoder on the same split.
 """
 
-from recipe_tools import SHARED_DATA, Phases, data_argument, save_run  # first: it quiets TensorFlow's log
+from recipe_tools import SHARED_DATA, Phases, save_run  # first: it quiets TensorFlow's log
 
+import argparse
 import re
 import time
+from pathlib import Path
 
+import keras
 import pandas as pd
 import sacrebleu
 from rouge_score import rouge_scorer
@@ -29,7 +34,10 @@ from kerasbert.data import load_squad
 
 TRAIN_ARTICLES = 38
 TEST_QUESTIONS = 1000
+EPOCHS = 6
 MAX_SOURCE_LENGTH, MAX_TARGET_LENGTH = 64, 32
+DECODINGS = {"greedy": dict(beam_size=1), "greedy, no repeated 3-gram": dict(beam_size=1, no_repeat_ngram_size=3),
+             "beam 4": dict(beam_size=4), "beam 4, no repeated 3-gram": dict(beam_size=4, no_repeat_ngram_size=3)}
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -75,34 +83,55 @@ def fits(model, frame):
     return frame[lengths <= MAX_TARGET_LENGTH]
 
 
-def main(path):
-    phases = Phases()
-    questions = load_squad(path)
-    train, test = split_by_article(question_generation_examples(questions), questions["title"])
-    model = BertSeq2Seq.from_preset("all_minilm_l6_v2_en", max_source_length=MAX_SOURCE_LENGTH,
-                                    max_target_length=MAX_TARGET_LENGTH)
-    train = fits(model, train)
-    start = time.perf_counter()
-    model.fit(train[["source", "target"]], epochs=2, batch_size=16, learning_rate=3e-4, verbose=2)
-    train_time = time.perf_counter() - start
-    phases.mark("training")
+def score_decodings(system, write, test, decodings, train_time, phases):
+    """The results table's rows (system, BLEU-4, ROUGE-L, examples, train time): the copy baseline, then `system`
+    with each of `decodings` (name: options of `write(sources, **options) -> texts`); and the texts written."""
     references = test["target"].tolist()
     rows = [("copy the answer's sentence", *scores(test["sentence"].tolist(), references), len(test), "-")]
     generated = {}
-    for name, beam_size in [("BertSeq2Seq greedy", 1), ("BertSeq2Seq beam 4", 4)]:
-        generated[name] = model.generate(test["source"].tolist(), beam_size=beam_size)
-        rows.append((name, *scores(generated[name], references), len(test), f"{train_time:.0f} s"))
-        phases.mark(name.split()[-2] + " " + name.split()[-1])
-    print(f"SQuAD v1.1 question generation: trained on {len(train)} questions (articles 0-{TRAIN_ARTICLES - 1}, "
-          f"2 epochs), tested on {len(test)} (articles {TRAIN_ARTICLES}+)")
+    for name, options in decodings.items():
+        generated[name] = write(test["source"].tolist(), **options)
+        rows.append((f"{system} {name}", *scores(generated[name], references), len(test), train_time))
+        phases.mark(name)
+    return rows, generated
+
+
+def report(test, rows, generated, train_count, epochs):
+    """Print the results table (`rows`: system, BLEU-4, ROUGE-L, examples, train time) and three examples."""
+    print(f"SQuAD v1.1 question generation: trained on {train_count} questions (articles 0-{TRAIN_ARTICLES - 1}, "
+          f"{epochs} epochs), tested on {len(test)} (articles {TRAIN_ARTICLES}+)")
     print(pd.DataFrame(rows, columns=["system", "BLEU-4", "ROUGE-L", "examples", "train time"])
           .to_string(index=False, float_format=lambda value: f"{value:.2f}"))
     for row in range(3):
-        print(f"\nsource:    {test['source'].iloc[row]}\nquestion:  {references[row]}\n"
-              f"greedy:    {generated['BertSeq2Seq greedy'][row]}\nbeam 4:    {generated['BertSeq2Seq beam 4'][row]}")
+        print(f"\nsource:    {test['source'].iloc[row]}\nquestion:  {test['target'].iloc[row]}")
+        for name, texts in generated.items():
+            print(f"{name + ':':<32}{texts[row]}")
+
+
+def main(path, saved=None):
+    phases = Phases()
+    questions = load_squad(path)
+    train, test = split_by_article(question_generation_examples(questions), questions["title"])
+    if saved is None:
+        model = BertSeq2Seq.from_preset("all_minilm_l6_v2_en", max_source_length=MAX_SOURCE_LENGTH,
+                                        max_target_length=MAX_TARGET_LENGTH)
+        train = fits(model, train)
+        start = time.perf_counter()
+        model.fit(train[["source", "target"]], epochs=EPOCHS, batch_size=16, learning_rate=3e-4, verbose=2)
+        train_time = f"{time.perf_counter() - start:.0f} s"
+        phases.mark("training")
+        save_run(model, "question_generation.keras")
+    else:
+        model, train_time = keras.saving.load_model(saved), f"({saved})"
+        train = fits(model, train)
+    rows, generated = score_decodings("BertSeq2Seq", model.generate, test, DECODINGS, train_time, phases)
+    report(test, rows, generated, len(train), EPOCHS)
     print(phases)
-    save_run(model, "question_generation.keras")
 
 
 if __name__ == "__main__":
-    main(data_argument(SHARED_DATA / "squad" / "dev-v1.1.json"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", nargs="?", type=Path, default=SHARED_DATA / "squad" / "dev-v1.1.json")
+    parser.add_argument("--saved", type=Path, help="score this saved BertSeq2Seq (.keras) instead of training one")
+    arguments = parser.parse_args()
+    main(arguments.data, arguments.saved)
