@@ -19,7 +19,7 @@ from kerasbert.applications.bert_masked_lm import (
     write_task_preset,
 )
 from kerasbert.applications.model_function import ModelFunction
-from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Task, checked_head_outputs, is_raw
+from kerasbert.applications.task import DEFAULT_BATCH_SIZE, Task, checked_head_outputs, is_raw, longest_input
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
@@ -353,10 +353,10 @@ def check_options(backbone, next_sentence, max_sequence_length, masking):
         raise ValueError(f"next_sentence must be 'nsp' (BERT), 'sop' (ALBERT) or None (masked LM "
                          f"only), got {next_sentence!r}.")
     if isinstance(max_sequence_length, bool) or not isinstance(max_sequence_length, (int, np.integer)) \
-            or not 5 <= max_sequence_length <= backbone.max_sequence_length:
+            or not 5 <= max_sequence_length <= longest_input(backbone):
         raise ValueError(
-            f"max_sequence_length must be an int from 5 to the backbone's max_sequence_length "
-            f"({backbone.max_sequence_length}), got {max_sequence_length!r}. BERT uses 128, then 512."
+            f"max_sequence_length must be an int from 5 to the most tokens the backbone's positions hold "
+            f"({longest_input(backbone)}), got {max_sequence_length!r}. BERT uses 128, then 512."
         )
     if masking not in MASKING:
         raise ValueError(f"masking must be 'dynamic' (a new mask each epoch) or 'static' (drawn once), "

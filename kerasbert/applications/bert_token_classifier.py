@@ -8,7 +8,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications.fit_arguments import check_rate
-from kerasbert.applications.task import Prepared, Task, task_outputs
+from kerasbert.applications.task import Prepared, Task, longest_input, task_outputs
 from kerasbert.data.text_windows import (
     check_doc_stride,
     cut_windows,
@@ -91,7 +91,7 @@ class BertTokenClassifier(Task):
         **kwargs,
     ):
         check_rate("dropout", dropout)
-        check_doc_stride(doc_stride, preprocessor.sequence_length or backbone.max_sequence_length)
+        check_doc_stride(doc_stride, preprocessor.sequence_length or longest_input(backbone))
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels, has_head=head is not None)
 
@@ -117,7 +117,7 @@ class BertTokenClassifier(Task):
     @property
     def packed_length(self):
         """The longest packed input, `[CLS]` and `[SEP]` included."""
-        return self.sequence_length or self.backbone.max_sequence_length
+        return self.sequence_length or longest_input(self.backbone)
 
     @property
     def outside_id(self):
@@ -165,7 +165,7 @@ class BertTokenClassifier(Task):
         features = encode_words(self.tokenizer, words, tag_ids, sequence_length=self.packed_length,
                                 ignore_label=0)
         warn_truncated(features.truncated_words, frame.index, self.packed_length,
-                       self.backbone.max_sequence_length)
+                       longest_input(self.backbone))
         return Prepared(frame=frame, features=features.inputs, labels=features.labels,
                         sample_weight=features.label_mask,
                         extras={**extras, "word_ids": features.word_ids, "num_words": features.num_words})
