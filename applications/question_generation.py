@@ -15,6 +15,10 @@ Metrics on the lower-cased texts: corpus BLEU-4 (`sacrebleu`, its 13a tokenisati
 Run: `.venv/bin/python applications/question_generation.py [dev-v1.1.json]`; saves
 `runs/question_generation.keras` after training. `--saved runs/question_generation.keras` scores a saved model
 instead of training one. `question_generation_bert2bert.py` is HF's encoder-decoder on the same split.
+
+Measured 2026-11-25 (2-core CPU, shared; 1,885 s of training, final loss 2.99), BLEU-4 / ROUGE-L: copy the
+answer's sentence 6.03 / 24.86; greedy 5.60 / 28.67, greedy with no repeated trigram 6.70 / 30.25, beam 4
+6.70 / 29.28, beam 4 with no repeated trigram 7.89 / 31.01 (bert2bert, same split: 4.11-5.08 / 25.23-26.08).
 """
 
 from recipe_tools import SHARED_DATA, Phases, save_run  # first: it quiets TensorFlow's log

@@ -18,6 +18,11 @@ next to the baseline that copies the answer's sentence as the question.
 
 Run: `.venv/bin/python applications/question_generation_bert2bert.py [dev-v1.1.json] [--limit N]`;
 `--limit N` trains one epoch on the first N training rows and tests on the first N test rows (a smoke test).
+
+Measured 2026-11-25 (2-core CPU, alone; 3,427 s of training, 1.05 s a step, final loss 1.31), BLEU-4 / ROUGE-L:
+greedy 4.11 / 25.23, greedy with no repeated trigram 4.16 / 25.36, beam 4 4.97 / 25.94, beam 4 with no repeated
+trigram 5.08 / 26.08; copy the answer's sentence 6.03 / 24.86; BertSeq2Seq beam 4, no repeated trigram 7.89 /
+31.01.
 """
 
 from recipe_tools import SHARED_DATA, Phases  # first: it quiets TensorFlow's log
