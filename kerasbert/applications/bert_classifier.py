@@ -15,7 +15,7 @@ from kerasbert.applications.task import (
     Task,
     empty_like_output,
     in_input_order,
-    longest_input,
+    packed_input_length,
     ragged_from_padded,
     task_outputs,
 )
@@ -119,7 +119,7 @@ class BertClassifier(Task):
         **kwargs,
     ):
         check_rate("dropout", dropout)
-        check_doc_stride(doc_stride, preprocessor.sequence_length or longest_input(backbone))
+        check_doc_stride(doc_stride, packed_input_length(backbone, preprocessor))
         check_window_pooling(window_pooling)
         if doc_stride is not None and uses_pairs:
             raise ValueError(windows_of_pairs_message(doc_stride))
@@ -173,7 +173,7 @@ class BertClassifier(Task):
     @property
     def window_length(self):
         """Tokens per packed input (per window with `doc_stride`), special tokens included."""
-        return self.sequence_length or longest_input(self.backbone)
+        return packed_input_length(self.backbone, self.preprocessor)
 
     def call(self, inputs, training=None, mask=None, **kwargs):
         """The model on one batch of windows (or texts); a `window_text` in a training batch is for the loss."""

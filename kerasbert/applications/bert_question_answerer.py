@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.applications.task import Prepared, Task, is_raw, longest_input, task_outputs
+from kerasbert.applications.task import Prepared, Task, is_raw, packed_input_length, task_outputs
 from kerasbert.data.answer_spans import (
     OUTSIDE_CONTEXT,
     best_null_score_threshold,
@@ -109,7 +109,7 @@ class BertQuestionAnswerer(Task):
         layer_mix=False,
         **kwargs,
     ):
-        check_window_settings(preprocessor.sequence_length or longest_input(backbone),
+        check_window_settings(packed_input_length(backbone, preprocessor),
                               doc_stride, max_question_length, 2 + preprocessor.tokenizer.packer_class.pair_separators)
 
         # === Functional model ===
@@ -135,7 +135,7 @@ class BertQuestionAnswerer(Task):
     @property
     def window_length(self):
         """Tokens per window, specials included."""
-        return self.sequence_length or longest_input(self.backbone)
+        return packed_input_length(self.backbone, self.preprocessor)
 
     # === Data ===
 

@@ -8,7 +8,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.applications.fit_arguments import check_rate
-from kerasbert.applications.task import Prepared, Task, longest_input, task_outputs
+from kerasbert.applications.task import Prepared, Task, longest_input, packed_input_length, task_outputs
 from kerasbert.data.text_windows import (
     check_doc_stride,
     cut_windows,
@@ -91,7 +91,7 @@ class BertTokenClassifier(Task):
         **kwargs,
     ):
         check_rate("dropout", dropout)
-        check_doc_stride(doc_stride, preprocessor.sequence_length or longest_input(backbone))
+        check_doc_stride(doc_stride, packed_input_length(backbone, preprocessor))
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels, has_head=head is not None)
 
@@ -117,7 +117,7 @@ class BertTokenClassifier(Task):
     @property
     def packed_length(self):
         """The longest packed input, `[CLS]` and `[SEP]` included."""
-        return self.sequence_length or longest_input(self.backbone)
+        return packed_input_length(self.backbone, self.preprocessor)
 
     @property
     def outside_id(self):

@@ -123,6 +123,18 @@ def longest_input(backbone):
     return backbone.max_sequence_length - (0 if offset is None else offset + 1)
 
 
+def packed_input_length(backbone, preprocessor):
+    """Tokens per packed input: the preprocessor's `sequence_length`, or the most the backbone's positions hold
+    (no preprocessor, or one that does not fix a length).
+
+    Example:
+    >>> packed_input_length(backbone, None)   # a BERT backbone of 512 positions
+    512
+    """
+    sequence_length = None if preprocessor is None else preprocessor.sequence_length
+    return sequence_length or longest_input(backbone)
+
+
 def check_sequence_length_fits(sequence_length, backbone):
     """A ValueError when packed inputs could be longer than the backbone's position table."""
     if sequence_length is not None and sequence_length > longest_input(backbone):
