@@ -26,9 +26,9 @@ import keras
 import numpy as np
 import pandas as pd
 
-from kerasbert.applications import BertClassifier
+from kerasbert.tasks import BertClassifier
 from kerasbert.data.shipped import load_dataset
-from kerasbert.tokenizers import BertTokenizer
+from kerasbert.families import BertTokenizer
 
 PRESET = "all_minilm_l6_v2_en"
 SEED = 0

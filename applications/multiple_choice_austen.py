@@ -20,7 +20,7 @@ from recipe_tools import Phases, save_run  # first: it quiets TensorFlow's log
 
 import keras
 
-from kerasbert.applications.bert_multiple_choice import BertMultipleChoice
+from kerasbert.tasks.bert_multiple_choice import BertMultipleChoice
 from kerasbert.data.choice_examples import next_sentence_examples
 from kerasbert.data.shipped import load_dataset
 

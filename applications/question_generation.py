@@ -33,7 +33,7 @@ import pandas as pd
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from kerasbert.applications.bert_seq2seq import BertSeq2Seq
+from kerasbert.tasks.bert_seq2seq import BertSeq2Seq
 from kerasbert.data import load_squad
 
 TRAIN_ARTICLES = 38

@@ -11,7 +11,7 @@ from recipe_tools import SHARED_DATA, Phases  # first: it quiets TensorFlow's lo
 import numpy as np
 
 import kerasbert as kb
-from kerasbert.applications.metrics import pearson, spearman
+from kerasbert.metrics.statistics import pearson, spearman
 
 SENTENCES = [
     "A man is playing a guitar.",

@@ -14,7 +14,7 @@ from recipe_tools import SHARED_DATA, Phases, data_argument, save_run  # first: 
 
 import pandas as pd
 
-from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
+from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.data import load_squad
 
 TRAIN_ARTICLES = 38

@@ -22,7 +22,7 @@ from recipe_tools import SHARED_DATA, Phases, data_argument, save_run  # first: 
 import pandas as pd
 from squad_v1 import split_by_article  # the same split, by article
 
-from kerasbert.applications.bert_question_answerer import BertQuestionAnswerer
+from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.data import evaluate_squad, load_squad
 
 TRAIN_ARTICLES = 11  # articles 0-10: the 3,000 training questions are drawn from these

@@ -24,7 +24,7 @@ from _hf_training import pretraining_loss_at_masked_positions, train_step, train
 from transformers import BertConfig, BertForPreTraining
 
 import kerasbert as kb
-from kerasbert.applications.bert_pretrainer import hf_pretraining_batch
+from kerasbert.tasks.bert_pretrainer import hf_pretraining_batch
 from kerasbert.presets.hf_format import hf_config_from_backbone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "applications"))

@@ -26,7 +26,7 @@ from kerasbert.data.batching import (
 )
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.validation import validate_text_columns
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SST2 = REPO.parent / "shared" / "data" / "glue" / "SST-2" / "train.tsv"

@@ -15,17 +15,19 @@ import sys
 
 __version__ = "0.1.0"
 
-SUBPACKAGES = ("applications", "data", "layers", "models", "plots", "presets", "serving", "tokenizers", "training")
+SUBPACKAGES = ("data", "deployment", "distillation", "families", "fine_tuning", "generation", "layers", "metrics",
+               "plots", "presets", "serving", "tasks", "tokenizers", "training")
 EXPORTS = {
-    "applications": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
-                     "BertQuestionAnswerer", "BertSeq2Seq", "BertTextEncoder", "BertTokenClassifier", "Distiller",
-                     "ElectraPretrainer", "TargetTooLongError", "load_task", "student_from_teacher"),
+    "tasks": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
+              "BertQuestionAnswerer", "BertSeq2Seq", "BertTextEncoder", "BertTokenClassifier", "ElectraPretrainer",
+              "TargetTooLongError", "load_task"),
+    "distillation": ("Distiller", "student_from_teacher"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock"),
-    "models": ("AlbertBackbone", "BertBackbone", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator",
-               "RobertaBackbone", "backbone_class_for"),
-    "tokenizers": ("AlbertTokenizer", "BertPacker", "BertPreprocessor", "BertTokenizer", "RobertaPacker",
-                   "RobertaTokenizer", "tokenizer_from_preset"),
+    "families": ("AlbertBackbone", "AlbertTokenizer", "BertBackbone", "BertPreprocessor", "BertTokenizer",
+                 "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator", "RobertaBackbone", "RobertaPacker",
+                 "RobertaTokenizer", "backbone_class_for", "tokenizer_from_preset"),
+    "tokenizers": ("BertPacker",),
 }
 HOME_OF = {name: package for package, names in EXPORTS.items() for name in names}
 

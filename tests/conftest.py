@@ -60,8 +60,8 @@ def tiny_inputs():
 @pytest.fixture(scope="session")
 def tiny_preset(tmp_path_factory):
     """A kerasbert preset folder: a one-layer, width-16 backbone with the real uncased WordPiece vocabulary."""
-    from kerasbert.models.bert_backbone import BertBackbone
-    from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+    from kerasbert.families.bert.bert_backbone import BertBackbone
+    from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
     folder = tmp_path_factory.mktemp("tiny_preset")
     backbone = BertBackbone(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
@@ -82,7 +82,7 @@ def uci_reviews():
 @pytest.fixture(scope="session")
 def tiny_classifier_file(tiny_preset, uci_reviews, tmp_path_factory):
     """A `.keras` file of a tiny classifier fitted for one epoch on real reviews, labels learned by fit."""
-    from kerasbert.applications import BertClassifier
+    from kerasbert.tasks import BertClassifier
 
     classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64)
     classifier.fit(uci_reviews[0], epochs=1, batch_size=8, verbose=0)

@@ -9,15 +9,20 @@ PACKAGE = pathlib.Path(kerasbert.__file__).parent
 # Lower numbers first; a module may import its own subpackage and any of a lower level.
 LEVELS = {
     "presets": 0,  # checkpoint files and the registry: no model class
-    "training": 0,  # optimizer, schedules, device checks
+    "training": 0,  # optimizers, schedules, device checks, fit arguments
+    "metrics": 0,  # numbers from arrays
     "layers": 1,
-    "tokenizers": 1,  # from_preset reads presets
-    "models": 2,
+    "tokenizers": 1,  # shared machinery; from_preset reads presets
+    "families": 2,  # backbones and tokenizers per family
     "data": 2,  # takes a tokenizer as an argument, never imports a model
-    "applications": 3,
-    "serving": 4,  # the HTTP app around a task model
-    "plots": 4,  # pictures and reports of a task model's run
-    "cli": 5,  # the `kerasbert` command: reaches everything
+    "deployment": 3,  # model functions traced once, export, int8
+    "fine_tuning": 4,  # modes, frozen features, task-weight files
+    "generation": 4,  # decoding loops over a model function
+    "tasks": 5,
+    "distillation": 6,  # a student task model learns from a teacher task model
+    "serving": 7,  # the HTTP app around a task model
+    "plots": 7,  # pictures and reports of a task model's run
+    "cli": 8,  # the `kerasbert` command: reaches everything
 }
 # Modules of the package root below every level (they import nothing of kerasbert), and the version.
 ROOT_MODULES = {"_quiet_start", "atomic_files", "json_records", "__version__"}

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.applications import BertClassifier, load_task
+from kerasbert.tasks import BertClassifier, load_task
 from kerasbert.atomic_files import atomic_path
 from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.presets.loading import load_checkpoint
@@ -42,7 +42,7 @@ def test_truncated_files_are_named(tiny_classifier_file, tiny_preset, tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file"):
         load_task(tmp_path / "missing.keras")
 
-    from kerasbert.models.preset_conversion import convert_preset
+    from kerasbert.families.preset_conversion import convert_preset
 
     hf = convert_preset(tiny_preset, tmp_path / "hf", format="hf")
     weights = hf / "model.safetensors"

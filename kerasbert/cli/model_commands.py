@@ -56,7 +56,7 @@ def convert(source, destination, fmt, allow_pickle):
     Example:
         kerasbert convert uncased_L-2_H-128_A-2 bert_tiny_hf --format hf
     """
-    from kerasbert.models.preset_conversion import convert_preset
+    from kerasbert.families.preset_conversion import convert_preset
 
     convert_preset(source, destination, fmt, allow_pickle)
     click.echo(f"Wrote {fmt} preset {destination}", err=True)
@@ -102,7 +102,7 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
     """
     import pandas as pd
 
-    from kerasbert.applications import BertPretrainer
+    from kerasbert.tasks import BertPretrainer
     from kerasbert.data.text_corpus import load_text_corpus
 
     documents = pd.concat([load_text_corpus(source) for source in sources], ignore_index=True)

@@ -61,7 +61,7 @@ def parse_task_args(pairs):
 
 
 def load_task(path):
-    from kerasbert.applications.task_files import load_task as load
+    from kerasbert.tasks.task_files import load_task as load
 
     return load(path)
 
@@ -115,7 +115,7 @@ def fit(data, task, preset, validation_source, epochs, batch_size, max_length, l
     Example:
         kerasbert fit uci_sentiment --epochs 2 --output sentiment.keras --report sentiment_report
     """
-    import kerasbert.applications as applications
+    import kerasbert.tasks as applications
 
     prepare_output_folder(output, ".keras")
     train = read_table(data)

@@ -8,7 +8,7 @@ document. Masking is not done here; it belongs to the training step.
 
 Example:
     >>> from kerasbert.data import load_dataset
-    >>> from kerasbert.tokenizers import BertTokenizer
+    >>> from kerasbert.families import BertTokenizer
     >>> paragraphs = load_dataset("jane_austen", "train")
     >>> chapters = paragraphs.groupby(["book", "chapter"])["text"].agg("\\n".join)
     >>> examples = pretraining_examples(chapters, BertTokenizer.from_preset("all_minilm_l6_v2_en"))

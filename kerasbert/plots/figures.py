@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from kerasbert.atomic_files import atomic_path
-from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_backbone import BertBackbone
 
 
 def pyplot():

@@ -64,7 +64,7 @@ class Checkpoint:
         architectures: the HF model classes the checkpoint was saved from (e.g.
             "BertForSequenceClassification"), which tell apart heads that share names.
         family: the model family, an HF `model_type` ("bert", "albert", "roberta", "distilbert",
-            "electra"), which picks the backbone class (`kerasbert.models.backbone_class_for`); None when
+            "electra"), which picks the backbone class (`kerasbert.families.backbone_class_for`); None when
             the files do not say (a kerasbert preset: the class that loads it decides).
     """
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from kerasbert.cli import main
 from kerasbert.cli.model_commands import parameter_count
-from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.presets.registry import PRESETS
 
 SCRIPT = Path(sys.executable).with_name("kerasbert")
@@ -128,7 +128,7 @@ def test_a_corrupt_model_file_is_named(tiny_classifier_file, tmp_path):
 
 
 def test_pretrain_writes_a_preset_that_fit_reads(tiny_preset, tmp_path):
-    from kerasbert.applications import BertClassifier
+    from kerasbert.tasks import BertClassifier
     from kerasbert.data.shipped import load_dataset
 
     chapters = load_dataset("jane_austen", "test")["text"].tolist()

@@ -21,7 +21,7 @@ from kerasbert.data.answer_spans import (
     prepare_qa_features,
 )
 from kerasbert.data.squad import load_squad
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA")
                    or Path(__file__).resolve().parents[2].parent / "shared" / "data")

@@ -165,7 +165,7 @@ def test_padding_statistics_count_real_and_padded_tokens(features, token_ids):
 
 
 def test_batches_train_a_keras_model_with_the_backbone_inputs(features, token_ids):
-    from kerasbert.models.bert_backbone import BertBackbone
+    from kerasbert.families.bert.bert_backbone import BertBackbone
 
     keras = pytest.importorskip("keras")
     backbone = BertBackbone(

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from kerasbert.data.masking import STRATEGIES, MaskedLMMasker, _span_lengths, span_length_probabilities
 from kerasbert.data.shipped import load_dataset
-from kerasbert.tokenizers import BertTokenizer
+from kerasbert.families import BertTokenizer
 
 SEQUENCE_LENGTH = 128
 SIGMAS = 5

@@ -9,7 +9,7 @@ import pytest
 
 from kerasbert.data.pretraining_examples import pretraining_examples, split_sentences, tokenize_documents
 from kerasbert.data.shipped import load_dataset
-from kerasbert.tokenizers import BertTokenizer
+from kerasbert.families import BertTokenizer
 
 MAX_LENGTH = 128
 LONG = 12  # segments this long are located in the text unambiguously

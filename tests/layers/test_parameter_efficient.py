@@ -8,7 +8,7 @@ from keras import ops
 
 from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.scalar_mix import ScalarMix
-from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_backbone import BertBackbone
 
 torch = pytest.importorskip("torch", reason="the peft reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the peft reference needs transformers")

@@ -16,7 +16,7 @@ def decodes(path):
 
 
 def test_report_of_a_fitted_classifier(tiny_preset, uci_reviews, tmp_path):
-    from kerasbert.applications import BertClassifier
+    from kerasbert.tasks import BertClassifier
 
     train, test = uci_reviews
     classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64)

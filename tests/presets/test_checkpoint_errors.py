@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.presets.checkpoint import CheckpointError
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 
 @pytest.fixture

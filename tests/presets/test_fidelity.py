@@ -7,7 +7,7 @@ Reference: `transformers.BertModel` loaded from the same folder. Bar: max |diffe
 import numpy as np
 import pytest
 
-from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.presets.loading import load_checkpoint
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
@@ -98,7 +98,7 @@ def test_google_checkpoint_of_the_same_weights_loads_identically(minilm_path, en
 
 
 def test_export_to_hf_then_transformers_load(minilm_path, encoded, reference, tmp_path):
-    from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+    from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
     backbone = BertBackbone.from_preset(str(minilm_path))
     tokenizer = BertTokenizer.from_preset(str(minilm_path))

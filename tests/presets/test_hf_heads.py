@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from kerasbert.layers.heads import MaskedLMHead, NSPHead
-from kerasbert.models.bert_backbone import BertBackbone
-from kerasbert.models.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
+from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
 from kerasbert.presets.loading import load_checkpoint
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
@@ -55,7 +55,7 @@ def test_pretraining_heads_match_transformers(hf_pretraining_folder):
         "cls.seq_relationship.weight", "cls.seq_relationship.bias"}
 
     backbone, mlm, nsp = build_pretraining_model(checkpoint)
-    from kerasbert.models.checkpoint_weights import apply_checkpoint
+    from kerasbert.families.checkpoint_weights import apply_checkpoint
 
     apply_checkpoint(backbone, checkpoint)
     assign_links(masked_lm_head_links(mlm), checkpoint.state_dict, checkpoint.source)
@@ -85,7 +85,7 @@ def test_export_with_heads_reloads_in_transformers(hf_pretraining_folder, tmp_pa
     folder, reference = hf_pretraining_folder
     checkpoint = load_checkpoint(str(folder))
     backbone, mlm, nsp = build_pretraining_model(checkpoint)
-    from kerasbert.models.checkpoint_weights import apply_checkpoint
+    from kerasbert.families.checkpoint_weights import apply_checkpoint
 
     apply_checkpoint(backbone, checkpoint)
     assign_links(masked_lm_head_links(mlm), checkpoint.state_dict, checkpoint.source)

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 import kerasbert
-from kerasbert.models.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.presets import loading
 from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.presets.registry import PRESETS, preset_names
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 
 def run(backbone, inputs):

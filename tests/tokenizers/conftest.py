@@ -11,7 +11,7 @@ import pathlib
 import pandas as pd
 import pytest
 
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 
 def make_hf_tokenizer(vocab_file, **kwargs):

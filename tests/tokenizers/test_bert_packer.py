@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from kerasbert.tokenizers.bert_packer import BertPacker
-from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
+from kerasbert.families.bert_preprocessor import BertPreprocessor
 
 OUTPUT_NAMES = {"token_ids": "input_ids", "segment_ids": "token_type_ids", "padding_mask": "attention_mask"}
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import tensorflow as tf
 
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 
 def test_vocabulary_accessors(tokenizer, vocab_file):

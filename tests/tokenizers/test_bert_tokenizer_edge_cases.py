@@ -5,7 +5,7 @@ Reference: HF transformers `BertTokenizerFast` on the all-MiniLM-L6-v2 vocabular
 
 import pytest
 
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 EDGE_CASES = [
     # accents

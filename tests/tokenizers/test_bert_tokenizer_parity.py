@@ -9,7 +9,7 @@ import pathlib
 
 import pytest
 
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 CORPORA = ["jane_austen", "uci_sentiment", "brown_pos", "spam_assassin"]
 

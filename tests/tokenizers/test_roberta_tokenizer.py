@@ -18,8 +18,8 @@ import pytest
 import tensorflow as tf
 
 from kerasbert.data.shipped import load_dataset
-from kerasbert.tokenizers.roberta_packer import RobertaPacker
-from kerasbert.tokenizers.roberta_tokenizer import DIGIT, LETTER, WS, RobertaTokenizer, bytes_to_unicode
+from kerasbert.families.roberta.roberta_packer import RobertaPacker
+from kerasbert.families.roberta.roberta_tokenizer import DIGIT, LETTER, WS, RobertaTokenizer, bytes_to_unicode
 
 
 def load_helper(name):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.tokenizers.bert_preprocessor import BertPreprocessor
-from kerasbert.tokenizers.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert_preprocessor import BertPreprocessor
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 TEXTS = ["The café [MASK] opens at 9.", "Ångström naïve 中文 ﬁne", ""]
 
@@ -59,7 +59,7 @@ def test_keras_file_reloads_in_safe_mode_in_a_fresh_process(tokenizer, tmp_path)
     output = run_fresh_python(
         f"""
         import keras, tensorflow as tf
-        import kerasbert.tokenizers.bert_preprocessor  # registers the kerasbert classes
+        import kerasbert.families.bert_preprocessor  # registers the kerasbert classes
         model = keras.saving.load_model({str(path)!r}, safe_mode=True)
         print(model(tf.constant({TEXTS!r}))["token_ids"].numpy().tolist())
         """

@@ -8,7 +8,7 @@ import sys
 import keras
 import numpy as np
 
-from kerasbert.applications import BertClassifier
+from kerasbert.tasks import BertClassifier
 from kerasbert.data.shipped import load_dataset
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.applications.bert_classifier import BertClassifier
+from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.data.shipped import load_dataset
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")

@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import pytest
 
-from kerasbert.applications import BertClassifier
+from kerasbert.tasks import BertClassifier
 from kerasbert.training.optimizers import AdamW, create_optimizer, layer_rate_multipliers
 
 

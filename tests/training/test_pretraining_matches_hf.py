@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 
-from kerasbert.applications.bert_pretrainer import BertPretrainer, hf_pretraining_batch
+from kerasbert.tasks.bert_pretrainer import BertPretrainer, hf_pretraining_batch
 from kerasbert.data.shipped import load_dataset
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")

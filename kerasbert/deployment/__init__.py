@@ -1,0 +1,1 @@
+"""Deployment: SavedModel export with raw-string signatures, int8, traced model functions for serving."""

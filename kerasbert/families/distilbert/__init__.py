@@ -1,0 +1,1 @@
+"""The distilbert family."""

@@ -1,0 +1,2 @@
+"""Fine-tuning less than all of BERT: modes (frozen, adapters, LoRA, layer mix), the frozen-feature cache and
+task-weight files."""

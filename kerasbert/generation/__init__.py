@@ -1,0 +1,1 @@
+"""Sequence generation with BERT: greedy and beam decoding over a key/value cache, n-gram blocking."""

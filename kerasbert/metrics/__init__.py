@@ -1,0 +1,1 @@
+"""Metrics, each defined once, as fractions (a percentage only where printed)."""

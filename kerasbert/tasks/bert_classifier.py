@@ -1,0 +1,515 @@
+"""BertClassifier: one label (or several, or a score) per text or text pair."""
+
+import warnings
+
+import keras
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+from kerasbert.metrics import statistics as metrics
+from kerasbert.training.fit_arguments import check_rate
+from kerasbert.tasks.task import (
+    DEFAULT_BATCH_SIZE,
+    Prepared,
+    Task,
+    empty_like_output,
+    in_input_order,
+    packed_input_length,
+    ragged_from_padded,
+    task_outputs,
+)
+from kerasbert.tasks.window_pooling import (
+    check_window_pooling,
+    first_windows,
+    pool_windows,
+    pool_windows_in_graph,
+    pooled_on_windows,
+)
+from kerasbert.data.batching import EagerBatches
+from kerasbert.data.labels import LabelEncoder
+from kerasbert.data.text_windows import (
+    WINDOW_TEXT,
+    Truncation,
+    check_doc_stride,
+    cut_windows,
+    make_text_window_dataset,
+    text_room,
+)
+from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
+
+
+def softmax(logits):
+    shifted = np.exp(logits - logits.max(-1, keepdims=True))
+    return shifted / shifted.sum(-1, keepdims=True)
+
+
+def sigmoid(logits):
+    return 1.0 / (1.0 + np.exp(-logits))
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertClassifier(Task):
+    """`[CLS]` (pooled output) -> dropout -> dense: classification of a text or a text pair.
+
+    The problem type is inferred from the label column on the first `fit` and can be set:
+    "binary" / "multiclass" (softmax, cross-entropy; metrics accuracy, macro F1, MCC),
+    "multilabel" (a column of label lists: sigmoid, binary cross-entropy, per-label
+    `thresholds`; micro/macro F1) and "regression" (float targets: MSE; Pearson, Spearman).
+
+    Args:
+        backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
+        num_classes: number of outputs; may be left out when `labels` is given, or altogether: the
+            first `fit` then learns the labels (names, number, problem type) from its data.
+        labels: class names in output order; None learns them (sorted) on the first `fit`.
+        problem_type: "binary", "multiclass", "multilabel" or "regression"; None infers it.
+        dropout: dropout before the dense layer.
+        text_column, text_pair_column, label_column: DataFrame column names.
+        uses_pairs: whether inputs are text pairs; None decides on the first `fit` (a
+            `text_pair_column` present means pairs).
+        thresholds: multilabel decision thresholds, one per label (default 0.5 each).
+        head: a Keras layer in place of dropout + dense on the pooled output: called on
+            `{"sequence_output", "pooled_output", "padding_mask"}`, it returns `[batch, num_classes]`
+            logits (see `Task`); e.g. mean pooling and a two-layer MLP.
+        doc_stride: None cuts a text at `sequence_length` (`fit` and `evaluate` warn how many rows were cut,
+            and `evaluate` returns `truncated_rows`, `mean_cut_pieces` and `longest_cut_pieces` when any were).
+            An int reads every text whole, in overlapping windows of `sequence_length` tokens (`sequence_length
+            - 2` pieces) whose neighbours share `doc_stride` pieces (HF's `stride`, as `BertQuestionAnswerer`);
+            each window is one pass of the model, and a text's logits are its windows' logits pooled. Single
+            texts only (not pairs).
+        window_pooling: "mean" or "max": how window logits are pooled, in `fit` (the loss is on each text's
+            pooled logits), `evaluate`, `predict` and the exported SavedModel. With `doc_stride`, `fit`'s
+            `batch_size` counts texts, each batch holding all windows of its texts (on JAX each new number of
+            windows in a batch compiles the train step once more), and the default metrics are weighted
+            (`weighted_metrics`) to count each text once.
+
+    Example:
+    >>> clf = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["neg", "pos"])
+    >>> clf.fit(train_df, validation_data=dev_df, epochs=2)   # columns "text", "label"
+    >>> clf.evaluate(test_df)                                  # {"loss", "accuracy", "f1", "mcc"}
+    >>> clf.predict(["what a lovely film"])                     # DataFrame: label, score, probabilities
+    >>> long = BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=512, doc_stride=128)
+    >>> long.fit(chapters_df, batch_size=4)                   # every piece of every chapter is read
+    """
+
+    hf_head = ("classifier", "BertForSequenceClassification")  # a fine-tuned HF model's head
+    hf_labels_argument = "num_classes"
+    config_names = (
+        "num_classes", "labels", "problem_type", "dropout", "text_column", "text_pair_column",
+        "label_column", "uses_pairs", "thresholds", "layer_mix", "doc_stride", "window_pooling",
+    )
+
+    def __init__(
+        self,
+        backbone,
+        preprocessor,
+        num_classes=None,
+        labels=None,
+        problem_type=None,
+        dropout=0.1,
+        text_column="text",
+        text_pair_column="text_pair",
+        label_column="label",
+        uses_pairs=None,
+        thresholds=None,
+        head=None,
+        layer_mix=False,
+        doc_stride=None,
+        window_pooling="mean",
+        **kwargs,
+    ):
+        check_rate("dropout", dropout)
+        check_doc_stride(doc_stride, packed_input_length(backbone, preprocessor))
+        check_window_pooling(window_pooling)
+        if doc_stride is not None and uses_pairs:
+            raise ValueError(windows_of_pairs_message(doc_stride))
+        encoder = LabelEncoder(labels=labels, problem_type=problem_type)
+        num_classes = resolve_num_classes(num_classes, encoder, has_head=head is not None)
+
+        # === Functional model ===
+        inputs = backbone.input
+        outputs, logits_layer, head_inputs = task_outputs(
+            backbone, inputs, head, num_classes, "pooled_output", (None, num_classes), "BertClassifier",
+            dropout=dropout, layer_mix=layer_mix)
+        super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
+                         head=head, head_inputs=head_inputs, **kwargs)
+
+        # === Config ===
+        self.layer_mix = layer_mix
+        self.num_classes = num_classes
+        self.label_encoder = encoder
+        self.dropout = dropout
+        self.text_column = text_column
+        self.text_pair_column = text_pair_column
+        self.label_column = label_column
+        self.uses_pairs = uses_pairs
+        self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
+        self.logits_layer = logits_layer
+        self.doc_stride = None if doc_stride is None else int(doc_stride)
+        self.window_pooling = window_pooling
+        self.reading_function = None
+
+    @property
+    def class_names(self):
+        return self.label_encoder.labels
+
+    labels = class_names
+
+    @property
+    def output_labels(self):
+        """What each output means in `predict` and `export`: the class names, or the class ids 0..n-1 while they
+        are unknown (built with `num_classes` only and not fit yet; fit may still learn names).
+
+        Example:
+        >>> BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=3).output_labels
+        [0, 1, 2]
+        """
+        return list(range(self.num_classes)) if self.class_names is None else self.class_names
+
+    @property
+    def problem_type(self):
+        return self.label_encoder.problem_type
+
+    @property
+    def window_length(self):
+        """Tokens per packed input (per window with `doc_stride`), special tokens included."""
+        return packed_input_length(self.backbone, self.preprocessor)
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        """The model on one batch of windows (or texts); a `window_text` in a training batch is for the loss."""
+        if isinstance(inputs, dict) and WINDOW_TEXT in inputs:
+            inputs = {name: value for name, value in inputs.items() if name != WINDOW_TEXT}
+        return super().call(inputs, training=training, mask=mask, **kwargs)
+
+    # === Data ===
+
+    def text_columns(self, frame, training):
+        """{argument name: column} of the text columns this classifier reads."""
+        uses_pairs = self.uses_pairs
+        if uses_pairs is None:  # untrained: read what the data holds; the first fit decides for good
+            uses_pairs = self.text_pair_column in frame.columns
+            if training:
+                self.uses_pairs = uses_pairs
+        if uses_pairs and self.doc_stride is not None:
+            raise ValueError(windows_of_pairs_message(self.doc_stride, self.text_pair_column))
+        if not uses_pairs and self.text_pair_column in frame.columns:
+            raise ValueError(
+                f"The data has a {self.text_pair_column!r} column, but this classifier reads single "
+                f"texts. Drop the column, or build a new classifier for text pairs."
+            )
+        columns = {"text_column": self.text_column}
+        if uses_pairs:
+            columns["text_pair_column"] = self.text_pair_column
+        return columns
+
+    def prepare(self, data, with_labels, training=False):
+        frame = to_dataframe(data, text_column=self.text_column)
+        columns = self.text_columns(frame, training)
+        require_columns(frame, {**columns, **({"label_column": self.label_column} if with_labels else {})})
+        validate_text_columns(frame, columns, allow_empty=not training)  # an empty text is predicted as "[CLS] [SEP]"
+        labels = None
+        if with_labels:
+            if not self.label_encoder.is_fitted:
+                self.fit_label_encoder(frame[self.label_column])
+            labels = self.label_encoder.encode(frame[self.label_column])
+            if self.problem_type == "regression":
+                labels = labels.reshape(-1, 1)
+        read = self.read_texts([frame[column].tolist() for column in columns.values()])
+        if self.doc_stride is not None:
+            return Prepared(frame=frame, features=read["features"], labels=labels,
+                            extras={WINDOW_TEXT: read[WINDOW_TEXT].numpy()})
+        special = self.preprocessor.packer.num_special_tokens(len(columns))
+        kept = read["features"]["token_ids"].row_lengths().numpy() - special
+        truncation = Truncation(read["pieces"].numpy() - kept, self.window_length, self.window_length - special)
+        if with_labels and truncation.rows:
+            warnings.warn(truncation.message(), stacklevel=5)  # the caller of fit or evaluate
+        return Prepared(frame=frame, features=read["features"], labels=labels, extras={"truncation": truncation})
+
+    def read_texts(self, texts):
+        """Texts (one list, or two for pairs) -> `{"features": ragged token_ids and segment_ids, ...}` with each
+        row's `pieces` before packing cut any, or with `doc_stride` one row per window and its `window_text`; in
+        one traced TensorFlow function (the tokenizer's and packer's many small ops cost ~70 ms a call eagerly)."""
+        key = (self.window_length, len(texts), self.doc_stride)
+        if self.reading_function is None or self.reading_function[0] != key:
+            self.reading_function = (key, tf.function(self.pack_or_cut, reduce_retracing=True))
+        return self.reading_function[1](*[tf.constant(part, tf.string, shape=[len(part)]) for part in texts])
+
+    def pack_or_cut(self, *texts):
+        segments = [self.tokenizer(part) for part in texts]
+        if self.doc_stride is None:
+            packed = self.preprocessor.packer(tuple(segments) if len(segments) == 2 else segments[0])
+            return {"features": ragged_from_padded(packed), "pieces": sum(part.row_lengths() for part in segments)}
+        windows, window_text, _, _ = cut_windows(segments[0], text_room(self.window_length), self.doc_stride)
+        return {"features": ragged_from_padded(self.preprocessor.packer(windows)), WINDOW_TEXT: window_text}
+
+    def fit_label_encoder(self, label_series):
+        """Learn class names from the first labelled data; int labels with `num_classes` mean ids
+        0..n-1, other labels are sorted."""
+        encoder = self.label_encoder
+        if encoder.labels is None and encoder.problem_type != "regression":
+            values = label_series.dropna()
+            is_int = len(values) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                         for v in values)
+            if is_int and self.num_classes is not None and values.min() >= 0 and values.max() < self.num_classes:
+                encoder.labels = list(range(self.num_classes))
+        encoder.fit(label_series)
+        if self.num_classes is None:  # built without labels: the head gets its width now
+            self.num_classes = encoder.num_classes
+            self.set_output_count(self.num_classes)
+        if encoder.num_classes != self.num_classes:
+            raise ValueError(
+                f"The {self.label_column!r} column has {encoder.num_classes} classes "
+                f"({encoder.labels if encoder.labels else 'regression'}), but the classifier was built "
+                f"with num_classes={self.num_classes}. Pass labels=[...] listing every class."
+            )
+
+    def balanced_class_weight(self, prepared):
+        if self.problem_type not in ("binary", "multiclass"):
+            raise ValueError('class_weight="balanced" needs single-label classification.')
+        return self.label_encoder.class_weight("balanced")
+
+    def class_weight_by_index(self, class_weight):
+        """`{label: weight}` (label names, or class indices 0..n-1) -> Keras' `{index: weight}`.
+
+        Example:
+        >>> classifier.fit(df, class_weight={"spam": 5.0, "ham": 1.0})
+        """
+        if self.problem_type not in ("binary", "multiclass"):
+            raise ValueError("class_weight needs single-label classification; this classifier is "
+                             f"{self.problem_type!r}.")
+        if not isinstance(class_weight, dict):
+            raise TypeError(f'class_weight must be a dict of label -> weight or "balanced", got '
+                            f"{type(class_weight).__name__} {class_weight!r}.")
+        labels = list(self.labels)
+        by_index = {}
+        for key, weight in class_weight.items():
+            if key in labels:
+                index = labels.index(key)
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(labels):
+                index = int(key)
+            else:
+                raise ValueError(f"class_weight has the key {key!r}, which is not a label; the labels are {labels} "
+                                 f"(or their indices 0..{len(labels) - 1}).")
+            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) or not weight >= 0:
+                raise ValueError(f"class_weight[{key!r}] must be a number >= 0, got {weight!r}.")
+            by_index[index] = float(weight)
+        return by_index
+
+    # === Training ===
+
+    def fit(self, *args, cache_features=None, **kwargs):
+        """`Task.fit`; with `doc_stride`, `batch_size` counts texts and the loss is on each text's pooled logits.
+
+        Example:
+        >>> BertClassifier.from_preset("all_minilm_l6_v2_en", doc_stride=64).fit(chapters_df, batch_size=4)
+        """
+        if self.doc_stride is not None:
+            if cache_features:
+                raise ValueError("cache_features=True caches one vector per text; with doc_stride a text has many "
+                                 "windows. Leave cache_features out, or build the classifier without doc_stride.")
+            cache_features = False
+        return super().fit(*args, cache_features=cache_features, **kwargs)
+
+    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
+                group_by_length=True, order=None, epochs=None):
+        """`Task.batches`; windowed texts come in batches of whole texts (`make_text_window_dataset`)."""
+        if WINDOW_TEXT not in prepared.extras:
+            return super().batches(prepared, with_labels=with_labels, training=training, batch_size=batch_size,
+                                   seed=seed, group_by_length=group_by_length, order=order, epochs=epochs)
+        return make_text_window_dataset(
+            prepared.features, prepared.extras[WINDOW_TEXT], prepared.labels if with_labels else None,
+            batch_size=batch_size, max_length=self.window_length, group_by_length=training and group_by_length,
+            shuffle=training, seed=seed, pad_token_id=self.tokenizer.pad_token_id, order=order,
+            **({} if epochs is None else {"epochs": epochs}))
+
+    def example_lengths(self, prepared):
+        """Tokens per text (over all its windows, with `doc_stride`)."""
+        if WINDOW_TEXT not in prepared.extras:
+            return super().example_lengths(prepared)
+        return np.bincount(prepared.extras[WINDOW_TEXT], weights=prepared.features["token_ids"].row_lengths().numpy(),
+                           minlength=len(prepared.frame)).astype(np.int64)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras' loss; on a batch of windows, of each text's pooled logits, each text counted once."""
+        if isinstance(x, dict) and WINDOW_TEXT in x:
+            first = first_windows(x[WINDOW_TEXT])
+            # Keras averages the loss over the batch's rows (windows); weighted windows / texts, over its texts.
+            weights = first * (keras.ops.sum(keras.ops.ones_like(first)) / keras.ops.sum(first))
+            if sample_weight is not None:
+                weights = weights * keras.ops.cast(sample_weight, weights.dtype)
+            y_pred, sample_weight = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.window_pooling), weights
+        return super().compute_loss(x, y, y_pred, sample_weight, training=training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Keras' metrics; on a batch of windows, the weighted metrics (the default ones) read each text's pooled
+        logits once."""
+        if isinstance(x, dict) and WINDOW_TEXT in x:
+            y_pred = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.window_pooling)
+            sample_weight = first_windows(x[WINDOW_TEXT])
+        return super().compute_metrics(x, y, y_pred, sample_weight)
+
+    def default_loss(self):
+        if self.problem_type == "regression":
+            return keras.losses.MeanSquaredError()
+        if self.problem_type == "multilabel":
+            return keras.losses.BinaryCrossentropy(from_logits=True)
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        return [] if self.doc_stride is not None else self.task_metrics()
+
+    def default_weighted_metrics(self):
+        return self.task_metrics() if self.doc_stride is not None else None  # weighted: each text counts once
+
+    def task_metrics(self):
+        if self.problem_type == "regression":
+            return [keras.metrics.MeanAbsoluteError(name="mae")]
+        if self.problem_type == "multilabel":
+            return [keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)]
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    # === Decoding and metrics ===
+
+    def predict_outputs(self, data, batch_size=None, with_labels=False, verbose="auto"):
+        """`Task.predict_outputs`; with `doc_stride`, every window's logits (windows batched by length), pooled
+        per text."""
+        if self.doc_stride is None:
+            return super().predict_outputs(data, batch_size, with_labels, verbose)
+        self.check_outputs_known()
+        prepared = self.prepare(data, with_labels=with_labels)
+        if prepared.frame.empty:
+            if with_labels:
+                raise ValueError("The data has no rows: there is nothing to evaluate.")
+            return empty_like_output(self.output), prepared
+        order = np.argsort(prepared.features["token_ids"].row_lengths().numpy(), kind="stable")
+        windows = EagerBatches(prepared.features, order, batch_size or DEFAULT_BATCH_SIZE,
+                               max_length=self.window_length, pad_token_id=self.tokenizer.pad_token_id)
+        logits = in_input_order(self.outputs_of(windows, verbose), order)
+        return pool_windows(logits, prepared.extras[WINDOW_TEXT], len(prepared.frame), self.window_pooling), prepared
+
+    def decode(self, outputs, prepared):
+        index = prepared.frame.index
+        if self.problem_type == "regression":
+            return pd.DataFrame({"prediction": outputs[:, 0]}, index=index)
+        if self.problem_type == "multilabel":
+            probabilities = sigmoid(outputs)
+            chosen = probabilities >= np.asarray(self.thresholds or [0.5] * self.num_classes)
+            labels = [[name for name, keep in zip(self.output_labels, row) if keep] for row in chosen]
+            return pd.DataFrame({"labels": labels, "probabilities": list(probabilities)}, index=index)
+        probabilities = softmax(outputs)
+        best = probabilities.argmax(-1)
+        return pd.DataFrame(
+            {
+                "label": [self.output_labels[i] for i in best],
+                "score": probabilities.max(-1),
+                "probabilities": list(probabilities),
+            },
+            index=index,
+        )
+
+    def score(self, outputs, prepared):
+        gold = prepared.labels
+        if self.problem_type == "regression":
+            predicted = outputs[:, 0]
+            gold = gold[:, 0]
+            results = {
+                "loss": float(np.mean((predicted - gold) ** 2)),
+                "pearson": metrics.pearson(gold, predicted),
+                "spearman": metrics.spearman(gold, predicted),
+            }
+            wrong = np.zeros(len(gold), bool)
+        elif self.problem_type == "multilabel":
+            probabilities = sigmoid(outputs)
+            predicted = probabilities >= np.asarray(self.thresholds or [0.5] * self.num_classes)
+            eps = 1e-7
+            loss = -np.mean(gold * np.log(probabilities + eps) + (1 - gold) * np.log(1 - probabilities + eps))
+            micro, macro = metrics.multilabel_f1(gold, predicted)
+            results = {"loss": float(loss), "subset_accuracy": float(np.mean((predicted == gold).all(1))),
+                       "micro_f1": micro, "macro_f1": macro}
+            wrong = (predicted != gold.astype(bool)).any(1)
+        else:
+            probabilities = softmax(outputs)
+            predicted = probabilities.argmax(-1)
+            loss = -np.mean(np.log(probabilities[np.arange(len(gold)), gold] + 1e-12))
+            results = {
+                "loss": float(loss),
+                "accuracy": metrics.accuracy(gold, predicted),
+                "macro_f1": metrics.macro_f1(gold, predicted, self.num_classes),
+                "mcc": metrics.matthews_corrcoef(gold, predicted, self.num_classes),
+            }
+            if self.problem_type == "binary":
+                results["f1"] = float(metrics.f1_per_class(gold, predicted, 2)[1])
+            wrong = predicted != gold
+        truncation = prepared.extras.get("truncation")
+        if truncation is not None and truncation.rows:
+            results.update(truncation.summary())
+        decoded = self.decode(outputs, prepared)
+        errors = prepared.frame.join(decoded.add_prefix("predicted_"))[wrong]
+        results["errors"] = errors
+        return results
+
+    def tune_thresholds(self, data, grid=np.linspace(0.05, 0.95, 19)):
+        """Multilabel: choose each label's threshold to maximise its F1 on `data` (a dev set)."""
+        if self.problem_type != "multilabel":
+            raise ValueError("tune_thresholds applies to multilabel classifiers.")
+        outputs, prepared = self.predict_outputs(data, with_labels=True, verbose=0)
+        probabilities, gold = sigmoid(outputs), prepared.labels.astype(bool)
+        best = []
+        for j in range(self.num_classes):
+            f1s = [metrics.multilabel_f1(gold[:, [j]], probabilities[:, [j]] >= t)[0] for t in grid]
+            best.append(float(grid[int(np.argmax(f1s))]))
+        self.thresholds = best
+        return best
+
+    # === Serving ===
+
+    def serving_signature(self):
+        names = ["text", "text_pair"] if self.uses_pairs else ["text"]
+        return [tf.TensorSpec([None], tf.string, name=name) for name in names]
+
+    def serve(self, *texts):
+        """Texts (and pairs) -> outputs per text; with `doc_stride`, every window of a text, pooled."""
+        if self.doc_stride is None:
+            logits = self(self.preprocessor(texts if len(texts) == 2 else texts[0]), training=False)
+        else:
+            windows, window_text, _, _ = cut_windows(self.tokenizer(texts[0]), text_room(self.window_length),
+                                                     self.doc_stride)
+            logits = pool_windows_in_graph(self(self.preprocessor.packer(windows), training=False), window_text,
+                                           self.window_pooling)
+        if self.problem_type == "regression":
+            return {"prediction": logits[:, 0]}
+        if self.problem_type == "multilabel":
+            return {"probabilities": tf.sigmoid(logits)}
+        best = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        names = tf.constant([str(name) for name in self.output_labels])
+        return {"probabilities": tf.nn.softmax(logits), "label_id": best, "label": tf.gather(names, best)}
+
+
+def windows_of_pairs_message(doc_stride, text_pair_column="text_pair"):
+    return (f"doc_stride={doc_stride} reads one long text in windows; it does not window text pairs (the data has a "
+            f"{text_pair_column!r} column, or uses_pairs=True). Classify pairs without doc_stride, or join each pair "
+            "into one text.")
+
+
+def resolve_num_classes(num_classes, encoder, has_head=False):
+    """The output count from `num_classes`, the labels, or the problem type; None (learned on the first
+    fit) when none of them is given, unless a custom head needs it now."""
+    if num_classes is not None:
+        num_classes = check_count("num_classes", num_classes)
+    if encoder.problem_type == "regression":
+        if num_classes not in (None, 1):
+            raise ValueError(f"Regression has one output; got num_classes={num_classes}.")
+        return 1
+    if encoder.labels is not None:
+        if num_classes is not None and num_classes != len(encoder.labels):
+            raise ValueError(
+                f"num_classes={num_classes} but {len(encoder.labels)} labels were given: "
+                f"{encoder.labels}. Pass one of the two."
+            )
+        return len(encoder.labels)
+    if num_classes is None and has_head:
+        raise ValueError(
+            "Tell a classifier with a custom head its outputs: num_classes=N, labels=[...] or "
+            "problem_type='regression'."
+        )
+    return num_classes

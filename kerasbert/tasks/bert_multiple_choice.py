@@ -1,0 +1,248 @@
+"""BertMultipleChoice: choose the right ending among N candidates (SWAG), as HF BertForMultipleChoice."""
+
+import keras
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+from keras import ops
+
+from kerasbert.metrics import statistics as metrics
+from kerasbert.tasks.bert_classifier import softmax
+from kerasbert.training.fit_arguments import check_rate
+from kerasbert.tasks.task import Prepared, Task, task_outputs
+from kerasbert.data.choice_batching import make_choice_dataset
+from kerasbert.data.validation import (
+    require_columns,
+    to_dataframe,
+    validate_choice_labels,
+    validate_endings,
+    validate_text_columns,
+)
+
+BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertMultipleChoice(Task):
+    """Each `[CLS] context [SEP] ending [SEP]` -> backbone -> pooled output -> dropout -> dense(1);
+    the N scores of an example are its logits, softmax-ed across the candidates.
+
+    Model inputs are the backbone's three inputs with a choices axis, `[batch, choices, tokens]`;
+    the backbone runs on `[batch * choices, tokens]`; the output is `[batch, choices]` logits.
+    A HF `BertForMultipleChoice` checkpoint's `classifier.*` head is loaded by `from_preset`.
+
+    DataFrame columns (the ones `load_swag` returns): `context` (str), `endings` (a list of N
+    candidate str per row, the same N in every row of one call), `label` (int: the index of the
+    right ending) and, when the data has it, `question` (SWAG's `sent2`, the start of the ending's
+    sentence: the second segment is then `f"{question} {ending}"`, as HF's `run_swag.py` builds it).
+    Whether the question is read is decided on the first `fit` and then required.
+
+    Args:
+        backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
+        num_choices: endings per example; None accepts any N >= 2 (one N per call).
+        dropout: dropout before the dense layer.
+        context_column, question_column, endings_column, label_column: DataFrame column names
+            (`question_column=None`: never read a question).
+        uses_question: whether the second segment starts with the question; None decides on the
+            first `fit` (the question column present means yes).
+
+    Example:
+    >>> model = BertMultipleChoice.from_preset("all_minilm_l6_v2_en")
+    >>> model.fit(load_swag("swagaf/data/train.csv"), epochs=2)
+    >>> model.evaluate(load_swag("swagaf/data/val.csv"))    # {"loss", "accuracy"}
+    >>> model.predict(load_swag("swagaf/data/test.csv"))    # DataFrame: choice, ending, score, probabilities
+    """
+
+    hf_head = ("classifier", None)  # HF BertForMultipleChoice: `classifier.*` with one output
+    config_names = (
+        "num_choices", "dropout", "context_column", "question_column", "endings_column", "label_column",
+        "uses_question", "layer_mix",
+    )
+
+    def __init__(
+        self,
+        backbone,
+        preprocessor,
+        num_choices=None,
+        dropout=0.1,
+        context_column="context",
+        question_column="question",
+        endings_column="endings",
+        label_column="label",
+        uses_question=None,
+        head=None,
+        layer_mix=False,
+        **kwargs,
+    ):
+        check_rate("dropout", dropout)
+        if num_choices is not None and (not isinstance(num_choices, (int, np.integer)) or num_choices < 2):
+            raise ValueError(
+                f"num_choices must be an int of at least 2, or None for any number; got {num_choices!r}."
+            )
+
+        # === Functional model ===
+        inputs = {
+            name: keras.Input(shape=(num_choices, None), dtype="int32", name=name) for name in BACKBONE_INPUTS
+        }
+        flat_inputs = FlattenChoices(name="flatten_choices")(inputs)  # one row per (example, choice)
+        scores, logits_layer, _ = task_outputs(backbone, flat_inputs, head, 1, "pooled_output", (None, 1),
+                                               "BertMultipleChoice", dropout=dropout, layer_mix=layer_mix)
+        outputs = UnflattenChoices(name="choice_logits", dtype="float32")(scores, inputs["token_ids"])
+        super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
+                         head=head, **kwargs)
+
+        # === Config ===
+        self.layer_mix = layer_mix
+        self.num_choices = None if num_choices is None else int(num_choices)
+        self.dropout = dropout
+        self.context_column = context_column
+        self.question_column = question_column
+        self.endings_column = endings_column
+        self.label_column = label_column
+        self.uses_question = uses_question
+        self.logits_layer = logits_layer
+
+    # === Data ===
+
+    def reads_question(self, frame, training):
+        """Whether this data's second segments start with its question column."""
+        present = self.question_column is not None and self.question_column in frame.columns
+        if self.uses_question is None:
+            if training:
+                self.uses_question = present
+            return present
+        if self.uses_question and not present:
+            raise ValueError(
+                f"This model was trained with questions (column {self.question_column!r}), but the "
+                f"data has no such column (columns: {list(frame.columns)}). Add it, or pass "
+                f"question_column='...' naming it."
+            )
+        if present and not self.uses_question:
+            raise ValueError(
+                f"The data has a {self.question_column!r} column, but this model was trained without "
+                f"questions. Drop the column, or build a new model that reads it."
+            )
+        return self.uses_question
+
+    def prepare(self, data, with_labels, training=False):
+        frame = to_dataframe(data, text_column=self.context_column)
+        columns = {"context_column": self.context_column, "endings_column": self.endings_column}
+        require_columns(frame, {**columns, **({"label_column": self.label_column} if with_labels else {})})
+        validate_text_columns(frame, {"context_column": self.context_column})
+        uses_question = self.reads_question(frame, training)
+        if uses_question:
+            validate_text_columns(frame, {"question_column": self.question_column}, allow_empty=True)
+        num_choices = validate_endings(frame[self.endings_column], self.endings_column, self.num_choices)
+        labels = None
+        if with_labels:
+            labels = validate_choice_labels(frame[self.label_column], self.label_column, num_choices)
+        endings = [ending for row in frame[self.endings_column] for ending in row]
+        if uses_question:
+            questions = np.repeat(frame[self.question_column].to_numpy(object), num_choices)
+            endings = [f"{question} {ending}" for question, ending in zip(questions, endings)]
+        contexts = np.repeat(frame[self.context_column].to_numpy(object), num_choices).tolist()
+        features = self.pack_texts(contexts, endings)
+        return Prepared(frame=frame, features=features, labels=labels, extras={"num_choices": num_choices})
+
+    def make_dataset(self, prepared, sample_weight=None, **options):
+        """`[batch, choices, tokens]` batches: each example's N sequences stay together (no
+        per-example weights: `prepare` makes none)."""
+        return make_choice_dataset(prepared.features, prepared.extras["num_choices"], **options)
+
+    def example_lengths(self, prepared):
+        lengths = prepared.features["token_ids"].row_lengths().numpy()
+        return lengths.reshape(-1, prepared.extras["num_choices"]).max(axis=1)
+
+    # === Training ===
+
+    def default_loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    # === Decoding and metrics ===
+
+    def decode(self, outputs, prepared):
+        probabilities = softmax(outputs)
+        best = probabilities.argmax(-1)
+        endings = prepared.frame[self.endings_column].tolist()
+        return pd.DataFrame(
+            {
+                "choice": best,
+                "ending": [row[i] for row, i in zip(endings, best)],
+                "score": probabilities.max(-1),
+                "probabilities": list(probabilities),
+            },
+            index=prepared.frame.index,
+        )
+
+    def score(self, outputs, prepared):
+        gold = prepared.labels
+        probabilities = softmax(outputs)
+        predicted = probabilities.argmax(-1)
+        decoded = self.decode(outputs, prepared)
+        return {
+            "loss": float(-np.mean(np.log(probabilities[np.arange(len(gold)), gold] + 1e-12))),
+            "accuracy": metrics.accuracy(gold, predicted),
+            "errors": prepared.frame.join(decoded.add_prefix("predicted_"))[predicted != gold],
+        }
+
+    # === Serving ===
+
+    def serving_signature(self):
+        specs = [
+            tf.TensorSpec([None], tf.string, name="context"),
+            tf.TensorSpec([None, self.num_choices], tf.string, name="endings"),
+        ]
+        if self.uses_question:
+            specs.append(tf.TensorSpec([None], tf.string, name="question"))
+        return specs
+
+    def serve(self, context, endings, question=None):
+        num_choices = tf.shape(endings)[1]
+        seconds = tf.reshape(endings, [-1])
+        if question is not None:
+            seconds = tf.strings.join([tf.repeat(question, num_choices), seconds], separator=" ")
+        packed = self.preprocessor((tf.repeat(context, num_choices), seconds))
+        inputs = {
+            name: tf.reshape(tf.cast(packed[name], tf.int32), [-1, num_choices, tf.shape(packed[name])[-1]])
+            for name in BACKBONE_INPUTS
+        }
+        logits = self(inputs, training=False)
+        best = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        return {
+            "probabilities": tf.nn.softmax(logits),
+            "choice": best,
+            "ending": tf.gather(endings, best, batch_dims=1),
+        }
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class FlattenChoices(keras.layers.Layer):
+    """A dict of `[batch, choices, tokens]` tensors -> the same dict as `[batch * choices, tokens]`.
+
+    Example:
+    >>> tuple(FlattenChoices()({"token_ids": ops.ones((2, 4, 7), "int32")})["token_ids"].shape)
+    (8, 7)
+    """
+
+    def call(self, inputs):
+        return {name: ops.reshape(value, (-1, ops.shape(value)[-1])) for name, value in inputs.items()}
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class UnflattenChoices(keras.layers.Layer):
+    """Scores `[batch * choices, 1]` -> logits `[batch, choices]` (the first two axes of `reference`).
+
+    Example:
+    >>> tuple(UnflattenChoices()(ops.zeros((8, 1)), ops.ones((2, 4, 7), "int32")).shape)
+    (2, 4)
+    """
+
+    def call(self, scores, reference):
+        shape = ops.shape(reference)
+        return ops.reshape(scores, (shape[0], shape[1]))
+
+    def compute_output_shape(self, scores_shape, reference_shape):
+        return tuple(reference_shape[:2])

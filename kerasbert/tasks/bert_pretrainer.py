@@ -1,0 +1,444 @@
+"""BertPretrainer: BERT pre-training from documents, masked LM plus next-sentence (or sentence-order)
+prediction, as HF `BertForPreTraining` and Google's `run_pretraining.py`."""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from kerasbert.tasks.bert_masked_lm import (
+    BACKBONE_INPUTS,
+    build_masked_lm_head,
+    check_keras_data,
+    check_no_custom_head,
+    load_masked_lm_head,
+    masked_lm_features,
+    masked_lm_inputs,
+    write_task_preset,
+)
+from kerasbert.deployment.model_function import ModelFunction
+from kerasbert.families.bert.bert_backbone import longest_input
+from kerasbert.tasks.task import DEFAULT_BATCH_SIZE, Task, checked_head_outputs, is_raw
+from kerasbert.data.batching import make_batched_dataset
+from kerasbert.data.masking import MaskedLMMasker
+from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
+from kerasbert.layers.heads import NSPHead
+from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
+from kerasbert.training.distribution import check_batches_split_evenly
+
+MASKING = ("dynamic", "static")
+NSP_HEAD_NAME = "cls.seq_relationship"
+PRETRAINING_LEARNING_RATE = 1e-4  # the BERT paper's pre-training peak learning rate
+METRIC_SUMS = [f"{task}_{total}" for task in ("mlm", "nsp") for total in ("loss", "hits", "weight")]
+DOCUMENTS_HINT = ("documents (a DataFrame with a text column, a list or Series of document strings, a "
+                  "file or folder path)")
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertPretrainer(Task):
+    """Backbone -> `MaskedLMHead` (tied to the token embedding) at `mask_positions`, and -> `NSPHead` on
+    the pooled `[CLS]` output; trained on raw documents.
+
+    `fit(documents)` builds pre-training examples once (`pretraining_examples`: `[CLS] A [SEP] B
+    [SEP]` pairs for "nsp"/"sop", single windows for None), then masks them: by default anew each
+    time an example is drawn (dynamic masking, RoBERTa), or once up front (`masking="static"`,
+    BERT). Batches are shuffled and padded dynamically. The loss is the masked-LM cross-entropy
+    averaged over the real masked positions of a batch only (Google BERT's sum(loss * w) / sum(w);
+    HF's -100 labels), plus the NSP cross-entropy. Unless you `compile` yourself, each `fit` uses
+    AdamW at peak learning rate 1e-4 (BERT) with 10% warmup and linear decay. `fit`/Keras
+    `evaluate` report `loss`, `mlm_loss`, `mlm_accuracy` and `mlm_perplexity` (over the weighted
+    positions; perplexity = exp of their mean cross-entropy) and, with a next-sentence task,
+    `nsp_loss` and `nsp_accuracy`. `evaluate(documents)` returns the same as corpus-level numbers
+    on examples and masks drawn with a fixed `seed`, so two evaluations agree.
+
+    Model inputs are the backbone's plus `mask_positions` (int32 `[batch, P]`); outputs a dict:
+    `mlm` `[batch, P, vocabulary]` logits and, unless `next_sentence=None`, `nsp` `[batch, 2]`
+    logits (index 0: B follows A / in order). Keras-level data is `(inputs, {"mlm": mask_ids,
+    "nsp": labels}, {"mlm": mask_weights, "nsp": ones})`; `pretraining_dataset` builds it.
+
+    Args:
+        backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor` (its tokenizer is used).
+        next_sentence: "nsp" (BERT), "sop" (ALBERT's sentence order, same 2-way head) or None
+            (masked LM only, RoBERTa; no NSP head).
+        max_sequence_length: the longest example, special tokens included.
+        short_seq_prob, dupe_factor: as in `pretraining_examples`.
+        masking: "dynamic" (a new mask each epoch) or "static" (drawn once per `fit`).
+        mask_selection_rate, mask_token_rate, random_token_rate, max_selections: the masking
+            (15% of the tokens, of which 80% `[MASK]`, 10% random, 10% kept; at most 20 a sequence).
+        mask_strategy: "token", "whole_word" or "span" (see `kerasbert.data.masking`).
+        text_column: the DataFrame column holding the documents.
+        head: a layer replacing both heads: called on `{"sequence_output", "pooled_output",
+            "padding_mask", "mask_positions"}`, it returns `{"mlm": [batch, P, vocabulary] logits}`
+            plus `"nsp": [batch, 2]` logits with a next-sentence task. Saved in `.keras` files; it
+            has no HF names, so `save_to_preset` and `export_to_hf` refuse it.
+
+    Example:
+    >>> pretrainer = BertPretrainer.from_preset("bert_mini_en_uncased", load_weights=False)
+    >>> chapters = austen.groupby(["book", "chapter"])["text"].agg("\\n".join)
+    >>> pretrainer.fit(chapters.tolist(), epochs=3, batch_size=32)
+    >>> pretrainer.evaluate(held_out_chapters)   # {"loss", "mlm_loss", "mlm_accuracy", ...}
+    >>> pretrainer.save_to_preset("austen_bert")  # then BertClassifier.from_preset("austen_bert", ...)
+    """
+
+    def __init__(
+        self,
+        backbone,
+        preprocessor,
+        next_sentence="nsp",
+        max_sequence_length=128,
+        short_seq_prob=0.1,
+        dupe_factor=1,
+        masking="dynamic",
+        mask_selection_rate=0.15,
+        mask_token_rate=0.8,
+        random_token_rate=0.1,
+        max_selections=20,
+        mask_strategy="token",
+        text_column="text",
+        head=None,
+        **kwargs,
+    ):
+        check_options(backbone, next_sentence, max_sequence_length, masking)
+
+        # === Functional model ===
+        inputs = masked_lm_inputs(backbone)
+        features = masked_lm_features(backbone, inputs)
+        mlm_head = nsp_head = None
+        if head is not None:
+            expected = {"mlm": (None, None, backbone.vocabulary_size), **({"nsp": (None, 2)} if next_sentence else {})}
+            outputs = checked_head_outputs(head, features, expected, "BertPretrainer")
+        else:
+            mlm_head = build_masked_lm_head(backbone)
+            outputs = {"mlm": mlm_head(features["sequence_output"], features["mask_positions"])}
+            if next_sentence is not None:
+                nsp_head = NSPHead(initializer_range=backbone.initializer_range, dtype="float32", name="nsp_head")
+                outputs["nsp"] = nsp_head(features["pooled_output"])
+        super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
+                         head=head, **kwargs)
+
+        # === Config ===
+        self.next_sentence = next_sentence
+        self.max_sequence_length = max_sequence_length
+        self.short_seq_prob = short_seq_prob
+        self.dupe_factor = dupe_factor
+        self.masking = masking
+        self.mask_selection_rate = mask_selection_rate
+        self.mask_token_rate = mask_token_rate
+        self.random_token_rate = random_token_rate
+        self.max_selections = max_selections
+        self.mask_strategy = mask_strategy
+        self.text_column = text_column
+        self.mlm_head = mlm_head
+        self.nsp_head = nsp_head
+        # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
+        self.metric_sums_function = ModelFunction(self, self.metric_sums)
+        if self.tokenizer.has_vocabulary:  # (from a `.keras` file it comes later, options checked at save)
+            self.masker(seed=0)  # checks the masking options now rather than at the first fit
+
+    # === Checkpoint heads and presets ===
+
+    @classmethod
+    def task_args_from_checkpoint(cls, checkpoint, task_args):
+        """A preset saved by `BertPretrainer.save_to_preset` brings its pre-training options."""
+        saved = checkpoint.task_config or {}
+        if saved.get("class_name") == keras.saving.get_registered_name(cls):
+            return {**saved["config"], **task_args}
+        return task_args
+
+    def heads_from_checkpoint(self, checkpoint):
+        """Load `cls.predictions.*` and `cls.seq_relationship.*` (HF `BertForPreTraining`, Google
+        checkpoints, kerasbert presets) when the checkpoint has them."""
+        if self.mlm_head is None:  # a custom head: nothing of HF's to load
+            return
+        load_masked_lm_head(self.mlm_head, checkpoint, type(self).__name__, self.backbone.family)
+        nsp_weights = checkpoint.heads(NSP_HEAD_NAME + ".")
+        if self.nsp_head is not None and nsp_weights:
+            assign_links(dense_links(self.nsp_head, NSP_HEAD_NAME), nsp_weights, checkpoint.source)
+
+    def head_weights(self):
+        """The MLM (and NSP) head under HF names: `cls.predictions.*`, `cls.seq_relationship.*`."""
+        check_no_custom_head(self.head, "be written as a preset or HF folder")
+        weights = export_links(masked_lm_head_links(self.mlm_head, self.backbone.family))
+        if self.nsp_head is not None:
+            weights.update(export_links(dense_links(self.nsp_head, NSP_HEAD_NAME)))
+        return weights
+
+    def save_to_preset(self, folder):
+        """Write a kerasbert preset: backbone, vocabulary, both heads and the pre-training options.
+
+        Every application's `from_preset(folder)` reads it (a fine-tuning task takes the backbone;
+        `BertPretrainer` and `BertMaskedLM` also the heads).
+
+        Example:
+        >>> pretrainer.save_to_preset("austen_bert")
+        >>> BertClassifier.from_preset("austen_bert", num_classes=2)
+        """
+        task_config = {"class_name": keras.saving.get_registered_name(type(self)),
+                       "config": self.pretraining_options()}
+        return write_task_preset(self, folder, self.head_weights(), task_config)
+
+    def export_to_hf(self, folder, allow_lossy=False):
+        """Write a HF folder that `transformers.BertForPreTraining.from_pretrained` loads with both
+        heads (`BertForMaskedLM` without a next-sentence task).
+
+        Example:
+        >>> pretrainer.export_to_hf("austen_bert_hf")
+        """
+        return self.backbone.export_to_hf(folder, self.tokenizer, heads=self.head_weights(),
+                                          allow_lossy=allow_lossy)
+
+    # === Data ===
+
+    def masker(self, seed):
+        """The `MaskedLMMasker` of this model's masking options, seeded with `seed`."""
+        return MaskedLMMasker.from_tokenizer(
+            self.tokenizer, mask_selection_rate=self.mask_selection_rate,
+            mask_token_rate=self.mask_token_rate, random_token_rate=self.random_token_rate,
+            max_selections=self.max_selections, strategy=self.mask_strategy, seed=seed,
+        )
+
+    def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, masking=None,
+                            shuffle=False, group_by_length=False, fit_role=None):
+        """Documents -> a `tf.data.Dataset` of `(inputs, targets, sample_weights)` batches.
+
+        Examples are built once with `seed`; `masking` ("dynamic"/"static", default the model's)
+        draws masks with `seed` too: per batch as it is read (a new mask each epoch), or once here.
+        `fit_role` ("the training data", "the validation data"): batches for Keras' steps, which
+        under a `keras.distribution` must split over its devices (checked here).
+
+        Example:
+        >>> inputs, targets, weights = next(iter(pretrainer.pretraining_dataset(chapters)))
+        >>> sorted(inputs), sorted(targets)
+        (['mask_positions', 'padding_mask', 'segment_ids', 'token_ids'], ['mlm', 'nsp'])
+        """
+        masking = masking or self.masking
+        if masking not in MASKING:
+            raise ValueError(f"masking must be one of {MASKING}, got {masking!r}.")
+        masker = self.masker(seed)
+        examples = pretraining_examples(
+            documents, self.tokenizer, max_sequence_length=self.max_sequence_length,
+            next_sentence=self.next_sentence, short_seq_prob=self.short_seq_prob,
+            dupe_factor=self.dupe_factor, seed=seed, text_column=self.text_column,
+        )
+        if fit_role is not None:
+            check_batches_split_evenly(int(examples["token_ids"].nrows()), batch_size, fit_role, model=self)
+        if masking == "static":
+            examples.update(masker(examples["token_ids"]))
+        dataset = make_batched_dataset(
+            examples, batch_size=batch_size, max_length=self.max_sequence_length,
+            group_by_length=group_by_length, shuffle=shuffle, seed=seed,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        if masking == "dynamic":  # mapped sequentially, so the same seed gives the same masks
+            dataset = dataset.map(lambda batch: {**batch, **masker(batch["token_ids"])})
+        return dataset.map(inputs_and_targets).prefetch(tf.data.AUTOTUNE)
+
+    def prepare(self, data, with_labels, training=False):
+        raise ValueError(
+            "BertPretrainer reads documents in fit and evaluate only; predict takes model inputs "
+            "(token_ids, segment_ids, padding_mask, mask_positions). To fill in [MASK] tokens of "
+            "texts, save this model with save_to_preset(folder) and use BertMaskedLM.from_preset(folder)."
+        )
+
+    # === Training ===
+
+    def default_loss(self):
+        losses = {"mlm": keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight")}
+        if self.next_sentence is not None:
+            losses["nsp"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return losses
+
+    def default_metrics(self):
+        if self.next_sentence is None:
+            return {}
+        return {"nsp": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+
+    def default_weighted_metrics(self):
+        # With several outputs Keras prefixes metric names with "mlm_" and reports "mlm_loss" itself.
+        prefix = "" if self.next_sentence is not None else "mlm_"
+        metrics = [keras.metrics.SparseCategoricalAccuracy(name=prefix + "accuracy"),
+                   MaskedLMCrossEntropy(name=prefix + "perplexity", exponentiate=True)]
+        if self.next_sentence is None:
+            metrics.append(MaskedLMCrossEntropy(name="mlm_loss"))
+        return {"mlm": metrics}
+
+    def compile_defaults(self, total_steps, learning_rate=None):
+        """The Task defaults with the pre-training peak learning rate, 1e-4, unless given."""
+        super().compile_defaults(total_steps, learning_rate or PRETRAINING_LEARNING_RATE)
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None, learning_rate=None,
+            seed=0, group_by_length=False, **kwargs):
+        """Pre-train on documents (what `pretraining_examples` reads: a DataFrame with a text column,
+        a list or Series of document strings, a file or folder path); Keras-level data (a
+        `tf.data.Dataset` or dicts of arrays) passes through. `seed` seeds the examples, the masks and
+        the shuffle; documents as `validation_data` are masked statically with seed 0."""
+        if is_documents(x):
+            if y is not None:
+                raise ValueError("With documents, the targets come from the masking; do not pass `y`.")
+            x = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, shuffle=True,
+                                         group_by_length=group_by_length, fit_role="the training data")
+            batch_size = None
+            kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
+        else:
+            check_keras_data(x, DOCUMENTS_HINT, "fit")
+        if is_documents(validation_data):
+            validation_data = self.pretraining_dataset(validation_data, batch_size or DEFAULT_BATCH_SIZE,
+                                                       masking="static", fit_role="the validation data")
+        return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
+                           learning_rate=learning_rate, seed=seed, group_by_length=group_by_length, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", seed=0, **kwargs):
+        """On documents: a dict of corpus-level `loss`, `mlm_loss`, `mlm_accuracy`, `mlm_perplexity`
+        (= exp(mlm_loss)) and with a next-sentence task `nsp_loss`, `nsp_accuracy`, over examples
+        and static masks drawn with `seed`. Keras-level data goes to Keras `evaluate`."""
+        if not is_documents(x):
+            check_keras_data(x, DOCUMENTS_HINT, "evaluate")
+            return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, **kwargs)
+        if y is not None or kwargs:
+            raise TypeError(
+                f"evaluate on documents takes batch_size, verbose and seed; got "
+                f"{sorted(kwargs) + (['y'] if y is not None else [])}."
+            )
+        dataset = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, masking="static")
+        progress = keras.utils.Progbar(int(dataset.cardinality()),
+                                       verbose=1 if verbose == "auto" else verbose)
+        totals = dict.fromkeys(METRIC_SUMS, 0.0)
+        for step, batch in enumerate(dataset):
+            for name, value in self.metric_sums_function(*batch).items():
+                totals[name] += float(value)
+            progress.update(step + 1)
+        return metrics_of(totals)
+
+    def metric_sums(self, inputs, targets, weights):
+        """One batch's sums of cross-entropy, hits and weights per output (masked LM: over the
+        weighted positions), from which `metrics_of` computes corpus-level metrics."""
+        outputs = self(inputs, training=False)
+        sums = {}
+        for task, logits in outputs.items():
+            losses = keras.losses.sparse_categorical_crossentropy(targets[task], logits, from_logits=True)
+            labels = ops.cast(targets[task], "int32")
+            hits = ops.cast(ops.equal(ops.argmax(logits, axis=-1), labels), "float32")
+            sums[f"{task}_loss"] = ops.sum(losses * weights[task])
+            sums[f"{task}_hits"] = ops.sum(hits * weights[task])
+            sums[f"{task}_weight"] = ops.sum(weights[task])
+        return sums
+
+    # === Serialisation ===
+
+    def pretraining_options(self):
+        """The constructor arguments other than the backbone and preprocessor."""
+        return {
+            "next_sentence": self.next_sentence,
+            "max_sequence_length": self.max_sequence_length,
+            "short_seq_prob": self.short_seq_prob,
+            "dupe_factor": self.dupe_factor,
+            "masking": self.masking,
+            "mask_selection_rate": self.mask_selection_rate,
+            "mask_token_rate": self.mask_token_rate,
+            "random_token_rate": self.random_token_rate,
+            "max_selections": self.max_selections,
+            "mask_strategy": self.mask_strategy,
+            "text_column": self.text_column,
+        }
+
+    def get_config(self):
+        return {**super().get_config(), **self.pretraining_options()}
+
+
+def check_options(backbone, next_sentence, max_sequence_length, masking):
+    """Errors for the options the graph depends on, before any layer is built."""
+    if next_sentence not in NEXT_SENTENCE_TASKS:
+        raise ValueError(f"next_sentence must be 'nsp' (BERT), 'sop' (ALBERT) or None (masked LM "
+                         f"only), got {next_sentence!r}.")
+    if isinstance(max_sequence_length, bool) or not isinstance(max_sequence_length, (int, np.integer)) \
+            or not 5 <= max_sequence_length <= longest_input(backbone):
+        raise ValueError(
+            f"max_sequence_length must be an int from 5 to the most tokens the backbone's positions hold "
+            f"({longest_input(backbone)}), got {max_sequence_length!r}. BERT uses 128, then 512."
+        )
+    if masking not in MASKING:
+        raise ValueError(f"masking must be 'dynamic' (a new mask each epoch) or 'static' (drawn once), "
+                         f"got {masking!r}.")
+
+
+def is_documents(data):
+    """Whether `data` is what `pretraining_examples` reads (not Keras-level tensors or datasets)."""
+    return is_raw(data) or isinstance(data, os.PathLike)
+
+
+def inputs_and_targets(batch):
+    """A batch dict -> Keras `(inputs, targets, sample_weights)`; NSP weights are ones."""
+    inputs = {name: batch[name] for name in (*BACKBONE_INPUTS, "mask_positions")}
+    targets, weights = {"mlm": batch["mask_ids"]}, {"mlm": batch["mask_weights"]}
+    if "next_sentence_label" in batch:
+        targets["nsp"] = batch["next_sentence_label"]
+        weights["nsp"] = tf.ones_like(batch["next_sentence_label"], tf.float32)
+    return inputs, targets, weights
+
+
+def hf_pretraining_batch(inputs, targets, weights):
+    """A `pretraining_dataset` batch -> numpy arrays under HF `BertForPreTraining` argument names, the
+    MLM labels written as HF's data collator writes them (the original token at each masked position,
+    -100 everywhere else), so an HF model can train on kerasbert's examples and masks.
+
+    Example:
+    >>> batch = hf_pretraining_batch(*next(iter(pretrainer.pretraining_dataset(chapters))))
+    >>> sorted(batch)
+    ['attention_mask', 'input_ids', 'labels', 'next_sentence_label', 'token_type_ids']
+    """
+    inputs, targets, weights = ({name: np.asarray(value) for name, value in part.items()}
+                                for part in (inputs, targets, weights))
+    labels = np.full(inputs["token_ids"].shape, -100, np.int64)
+    rows, slots = np.nonzero(weights["mlm"])
+    labels[rows, inputs["mask_positions"][rows, slots]] = targets["mlm"][rows, slots]
+    batch = {"input_ids": inputs["token_ids"], "token_type_ids": inputs["segment_ids"],
+             "attention_mask": inputs["padding_mask"], "labels": labels}
+    if "nsp" in targets:
+        batch["next_sentence_label"] = targets["nsp"]
+    return {name: value.astype(np.int64) for name, value in batch.items()}
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class MaskedLMCrossEntropy(keras.metrics.Metric):
+    """Mean cross-entropy over the weighted (real) masked positions of all batches seen, or its exp
+    (perplexity) with `exponentiate=True`.
+
+    Example:
+    >>> metric = MaskedLMCrossEntropy(exponentiate=True)
+    >>> metric.update_state([[3, 0]], logits, sample_weight=[[1.0, 0.0]])   # only position 0 counts
+    """
+
+    def __init__(self, name="mlm_cross_entropy", exponentiate=False, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.exponentiate = exponentiate
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+        self.weight = self.add_variable(shape=(), initializer="zeros", name="weight")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        losses = keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=True)
+        weights = ops.ones_like(losses) if sample_weight is None else ops.cast(sample_weight, losses.dtype)
+        self.total.assign_add(ops.sum(losses * weights))
+        self.weight.assign_add(ops.sum(weights))
+
+    def result(self):
+        mean = ops.divide_no_nan(self.total, self.weight)
+        return ops.exp(mean) if self.exponentiate else mean
+
+    def get_config(self):
+        return {**super().get_config(), "exponentiate": self.exponentiate}
+
+
+def metrics_of(sums):
+    """Corpus-level metrics from the summed `metric_sums` of every batch."""
+    mlm_loss = sums["mlm_loss"] / max(sums["mlm_weight"], 1.0)
+    results = {"loss": mlm_loss, "mlm_loss": mlm_loss,
+               "mlm_accuracy": sums["mlm_hits"] / max(sums["mlm_weight"], 1.0),
+               "mlm_perplexity": float(np.exp(mlm_loss))}
+    if sums["nsp_weight"]:
+        results["nsp_loss"] = sums["nsp_loss"] / sums["nsp_weight"]
+        results["nsp_accuracy"] = sums["nsp_hits"] / sums["nsp_weight"]
+        results["loss"] = mlm_loss + results["nsp_loss"]
+    return results

@@ -1,0 +1,137 @@
+"""BertTextEncoder: raw text in, one vector per text out, for feature-based use and semantic search."""
+
+import keras
+import numpy as np
+import pandas as pd
+import tensorflow as tf
+
+from kerasbert.tasks.task import Prepared, Task
+from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
+from kerasbert.layers.sentence_pooling import POOLING_MODES, SentencePooling
+from kerasbert.presets.loading import preset_folder
+from kerasbert.presets.registry import PRESETS
+from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class BertTextEncoder(Task):
+    """Sentence embeddings: BERT's token vectors pooled over the real tokens (`SentencePooling`), optionally
+    L2-normalised, as sentence-transformers computes them.
+
+    `from_preset` on a sentence-transformers folder (e.g. `all_minilm_l6_v2_en`) reads its pooling, its
+    normalisation and its `max_seq_length` (256 for all-MiniLM-L6-v2); any argument you give wins. Elsewhere
+    the defaults are mean pooling without normalisation.
+
+    Args:
+        backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
+        pooling: "mean" (average of the real tokens), "cls" (the `[CLS]` vector) or "max".
+        normalize: divide each vector by its L2 norm (then a dot product is the cosine similarity).
+        text_column: the DataFrame column of the texts.
+
+    Example:
+    >>> encoder = BertTextEncoder.from_preset("all_minilm_l6_v2_en")
+    >>> vectors = encoder.encode(["A man is eating food.", "A man is riding a horse."])   # [2, 384] numpy
+    >>> encoder.search(["Who eats?"], corpus=["A man is eating food.", "A cat sleeps."], top_k=1)
+    """
+
+    config_names = ("pooling", "normalize", "text_column")
+
+    def __init__(self, backbone, preprocessor, pooling="mean", normalize=False, text_column="text", **kwargs):
+        inputs = backbone.input
+        features = backbone(inputs)
+        outputs = SentencePooling(pooling, normalize=normalize, name="sentence_pooling")(
+            features["sequence_output"], inputs["padding_mask"])
+        super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor, **kwargs)
+        self.pooling = pooling
+        self.normalize = normalize
+        self.text_column = text_column
+
+    @classmethod
+    def from_preset(cls, preset, pooling=None, normalize=None, sequence_length=None, load_weights=True, **kwargs):
+        """The encoder of `preset`, pooled as its sentence-transformers files say (see the class docstring).
+
+        Example:
+        >>> BertTextEncoder.from_preset("all_minilm_l6_v2_en").sequence_length
+        256
+        """
+        if pooling is not None and pooling not in POOLING_MODES:
+            raise ValueError(f"pooling={pooling!r} is not one of {list(POOLING_MODES)}.")
+        folder = preset_folder(preset) if load_weights or str(preset) not in PRESETS else None
+        settings = read_sentence_transformers_settings(folder)
+        return super().from_preset(
+            preset, load_weights=load_weights,
+            sequence_length=sequence_length if sequence_length is not None else settings.get("sequence_length"),
+            pooling=pooling or settings.get("pooling", "mean"),
+            normalize=normalize if normalize is not None else settings.get("normalize", False), **kwargs)
+
+    # === Data ===
+
+    def prepare(self, data, with_labels, training=False):
+        if with_labels:
+            raise ValueError("BertTextEncoder computes embeddings and learns no labels: use encode() or predict(). "
+                             "To fine-tune on labelled pairs, train a BertClassifier (regression on text pairs) "
+                             "and encode with its backbone.")
+        frame = to_dataframe(data, text_column=self.text_column)
+        require_columns(frame, {"text_column": self.text_column})
+        validate_text_columns(frame, {"text_column": self.text_column}, allow_empty=True)
+        return Prepared(frame=frame, features=self.pack_texts(frame[self.text_column].tolist()))
+
+    # === Inference ===
+
+    def encode(self, texts, batch_size=None, verbose="auto"):
+        """The vectors of `texts` (one text, a list, a Series or a DataFrame) as a float32 array
+        `[texts, hidden]`, in input order.
+
+        Example:
+        >>> encoder.encode("A man is eating food.").shape
+        (1, 384)
+        """
+        outputs, _ = self.predict_outputs(texts, batch_size, verbose=verbose)
+        return np.asarray(outputs, np.float32).reshape(-1, self.backbone.hidden_dim)
+
+    def decode(self, outputs, prepared):
+        return pd.DataFrame({"embedding": list(np.asarray(outputs, np.float32))}, index=prepared.frame.index)
+
+    def similarity(self, texts, other_texts):
+        """Cosine similarity of every text with every other text: `[len(texts), len(other_texts)]`.
+
+        Example:
+        >>> encoder.similarity(["A man is eating."], ["Someone eats.", "A plane takes off."]).round(2)
+        """
+        return cosine_similarity(self.encode(texts, verbose=0), self.encode(other_texts, verbose=0))
+
+    def search(self, queries, corpus, top_k=5):
+        """Semantic search: for each query, the `top_k` most similar texts of `corpus` by cosine similarity.
+
+        Returns a DataFrame with one row per (query, hit): `query`, `rank` (1 is the best), `text`,
+        `corpus_index` and `score`.
+
+        Example:
+        >>> encoder.search("Where do I plug it in?", corpus=reviews["text"], top_k=3)
+        """
+        check_count("top_k", top_k)
+        queries = to_dataframe(queries, text_column="text")["text"].tolist()
+        corpus = to_dataframe(corpus, text_column="text")["text"].tolist()
+        scores = self.similarity(queries, corpus)
+        rows = []
+        for query, row in zip(queries, scores):
+            for rank, index in enumerate(np.argsort(-row, kind="stable")[:top_k], start=1):
+                rows.append({"query": query, "rank": rank, "text": corpus[index], "corpus_index": int(index),
+                             "score": float(row[index])})
+        return pd.DataFrame(rows, columns=["query", "rank", "text", "corpus_index", "score"])
+
+    # === Serving ===
+
+    def serving_signature(self):
+        return [tf.TensorSpec([None], tf.string, name="text")]
+
+    def serve(self, texts):
+        return {"embedding": self(self.preprocessor(texts), training=False)}
+
+
+def cosine_similarity(vectors, other_vectors):
+    """`[n, m]` cosine similarities of the rows of two arrays."""
+    def unit(rows):
+        return rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True), 1e-12)
+
+    return unit(vectors) @ unit(other_vectors).T
