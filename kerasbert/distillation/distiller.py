@@ -32,13 +32,9 @@ from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed
 from kerasbert.distillation.student_models import DISTILLABLE_TASKS, distillation_view, with_backbone_outputs
-from kerasbert.tasks.task import (
-    DEFAULT_BATCH_SIZE,
-    POOLER_ONLY_WITHOUT_GRADIENTS,
-    Prepared,
-    check_run_arguments,
-    longest_input,
-)
+from kerasbert.data.prepared import Prepared
+from kerasbert.families.sequence_length import longest_input
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, POOLER_ONLY_WITHOUT_GRADIENTS, check_run_arguments
 from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
 MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")

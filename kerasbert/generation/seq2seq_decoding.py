@@ -18,7 +18,7 @@ import keras
 import numpy as np
 
 from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.families.bert.bert_backbone import longest_input
+from kerasbert.families.sequence_length import longest_input
 
 
 class DecodingFunction(ModelFunction):

@@ -9,16 +9,12 @@ import tensorflow as tf
 
 from kerasbert.metrics import statistics as metrics
 from kerasbert.training.fit_arguments import check_rate
-from kerasbert.tasks.task import (
-    DEFAULT_BATCH_SIZE,
-    Prepared,
-    Task,
-    empty_like_output,
-    in_input_order,
-    packed_input_length,
-    ragged_from_padded,
-    task_outputs,
-)
+from kerasbert.data.output_rows import empty_like_output, in_input_order, ragged_from_padded
+from kerasbert.data.prepared import Prepared
+from kerasbert.families.sequence_length import packed_input_length
+from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
+from kerasbert.tasks.task import Task
 from kerasbert.tasks.window_pooling import (
     check_window_pooling,
     first_windows,

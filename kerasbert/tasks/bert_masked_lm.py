@@ -10,14 +10,10 @@ import tensorflow as tf
 from keras import ops
 
 from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.tasks.task import (
-    DEFAULT_BATCH_SIZE,
-    Prepared,
-    Task,
-    checked_head_outputs,
-    head_features,
-    is_raw,
-)
+from kerasbert.data.prepared import Prepared
+from kerasbert.tasks.heads import checked_head_outputs, head_features
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, is_raw
+from kerasbert.tasks.task import Task
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.families.checkpoint_weights import assign_links, export_links, masked_lm_head_links

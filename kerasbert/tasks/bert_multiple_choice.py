@@ -9,7 +9,9 @@ from keras import ops
 from kerasbert.metrics import statistics as metrics
 from kerasbert.tasks.bert_classifier import softmax
 from kerasbert.training.fit_arguments import check_rate
-from kerasbert.tasks.task import Prepared, Task, task_outputs
+from kerasbert.data.prepared import Prepared
+from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.task import Task
 from kerasbert.data.choice_batching import make_choice_dataset
 from kerasbert.data.validation import (
     require_columns,

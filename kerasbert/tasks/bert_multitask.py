@@ -9,7 +9,9 @@ import tensorflow as tf
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.training.fit_arguments import check_learning_rate, check_seed
-from kerasbert.tasks.task import DEFAULT_BATCH_SIZE, Task, check_run_arguments, head_features
+from kerasbert.tasks.heads import head_features
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments
+from kerasbert.tasks.task import Task
 from kerasbert.data.task_mixing import check_mixing, epochs_needed, mixed_batches, task_order
 from kerasbert.layers.task_head import DenseTaskHead
 from kerasbert.training.optimizers import create_optimizer, default_learning_rate

@@ -19,8 +19,10 @@ from kerasbert.tasks.bert_masked_lm import (
     write_task_preset,
 )
 from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.families.bert.bert_backbone import longest_input
-from kerasbert.tasks.task import DEFAULT_BATCH_SIZE, Task, checked_head_outputs, is_raw
+from kerasbert.families.sequence_length import longest_input
+from kerasbert.tasks.heads import checked_head_outputs
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, is_raw
+from kerasbert.tasks.task import Task
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples

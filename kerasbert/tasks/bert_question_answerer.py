@@ -7,7 +7,11 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.tasks.task import Prepared, Task, is_raw, packed_input_length, task_outputs
+from kerasbert.data.prepared import Prepared
+from kerasbert.families.sequence_length import packed_input_length
+from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.pipeline_model import is_raw
+from kerasbert.tasks.task import Task
 from kerasbert.data.answer_spans import (
     OUTSIDE_CONTEXT,
     best_null_score_threshold,

@@ -19,15 +19,11 @@ from keras import ops
 from kerasbert.tasks.bert_masked_lm import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.generation.seq2seq_decoding import DecodingFunction, DecodingSteps, beam_search, greedy_search
-from kerasbert.tasks.task import (
-    DEFAULT_BATCH_SIZE,
-    Prepared,
-    Task,
-    check_run_arguments,
-    is_raw,
-    longest_input,
-    ragged_from_padded,
-)
+from kerasbert.data.output_rows import ragged_from_padded
+from kerasbert.data.prepared import Prepared
+from kerasbert.families.sequence_length import longest_input
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
+from kerasbert.tasks.task import Task
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.masking import is_bracketed
 from kerasbert.data.seq2seq_masking import UNILM_MASK_PROBABILITY, TargetMasker

@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.tasks.task import Prepared, Task
+from kerasbert.data.prepared import Prepared
+from kerasbert.tasks.task import Task
 from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.sentence_pooling import POOLING_MODES, SentencePooling
 from kerasbert.presets.loading import preset_folder

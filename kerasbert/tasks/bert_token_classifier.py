@@ -8,8 +8,11 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.training.fit_arguments import check_rate
-from kerasbert.families.bert.bert_backbone import longest_input
-from kerasbert.tasks.task import Prepared, Task, packed_input_length, task_outputs
+from kerasbert.families.sequence_length import longest_input
+from kerasbert.data.prepared import Prepared
+from kerasbert.families.sequence_length import packed_input_length
+from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.task import Task
 from kerasbert.data.text_windows import (
     check_doc_stride,
     cut_windows,

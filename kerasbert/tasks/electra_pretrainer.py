@@ -16,7 +16,8 @@ from kerasbert.tasks.bert_pretrainer import (
     is_documents,
 )
 from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.tasks.task import DEFAULT_BATCH_SIZE, Task
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
+from kerasbert.tasks.task import Task
 from kerasbert.layers.heads import ReplacedTokenHead
 from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.families.checkpoint_weights import export_links

@@ -28,7 +28,7 @@ def trained_head(tiny_preset, uci_reviews, cache_features, **options):
 def test_cached_features_train_the_head_as_recomputed_ones(tiny_preset, uci_reviews, monkeypatch, layer_mix):
     extracted = []
     original = frozen_features.with_frozen_features
-    monkeypatch.setattr("kerasbert.tasks.task.with_frozen_features",
+    monkeypatch.setattr("kerasbert.tasks.pipeline_model.with_frozen_features",
                         lambda task, prepared: extracted.append(len(prepared.labels)) or original(task, prepared))
     cached, cached_history = trained_head(tiny_preset, uci_reviews, None, layer_mix=layer_mix)
     assert extracted == [16, 24]  # validation and training rows, each once for all three epochs

@@ -27,13 +27,6 @@ from kerasbert.presets.loading import load_checkpoint
 from kerasbert.training.distribution import check_dtype_fits_the_device
 
 
-def longest_input(backbone):
-    """The most tokens the backbone's position table holds: `max_sequence_length`, less RoBERTa's offset
-    (positions start at `padding_token_id + 1`, so 514 rows hold 512 tokens)."""
-    offset = getattr(backbone, "padding_token_id", None)
-    return backbone.max_sequence_length - (0 if offset is None else offset + 1)
-
-
 def check_tokenizer_fits(backbone, tokenizer):
     """A `FamilyMismatchError` when `tokenizer` (None: nothing to check) is not a tokenizer of the backbone's
     family (a BERT WordPiece tokenizer in front of a RoBERTa backbone gives it ids of another vocabulary)."""

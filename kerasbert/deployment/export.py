@@ -1,4 +1,4 @@
-"""SavedModel export from any Keras backend.
+"""SavedModel export of a task model, from any Keras backend.
 
 The exported `serve` signature tokenises raw strings with TensorFlow Text ops, so the graph it
 runs in must be a TensorFlow one. Under JAX or torch, `export_under_tensorflow` saves the model as
@@ -7,7 +7,7 @@ load with identical outputs under every backend, so the SavedModel is the same o
 session would write.
 
 Example:
->>> export_under_tensorflow(classifier, "sentiment_savedmodel")  # from a JAX or torch session
+>>> export_saved_model(classifier, "sentiment_savedmodel")   # Task.export calls it
 """
 
 import os
@@ -16,6 +16,10 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+
+import keras
+
+from kerasbert.atomic_files import atomic_path
 
 EXPORT_SCRIPT = textwrap.dedent("""
     import importlib, sys
@@ -53,4 +57,21 @@ def export_under_tensorflow(model, path):
     if done.returncode != 0:
         raise RuntimeError(f"Exporting {model.name} from a TensorFlow-backend process failed:\n"
                            f"{done.stderr[-3000:]}")
+    return path
+
+
+def export_saved_model(model, path):
+    """Write a TF SavedModel of `model` (a Task) whose `serve` signature takes raw strings; return `path`.
+
+    A kill mid-export leaves no half-written SavedModel at `path`.
+    """
+    model.check_outputs_known()
+    with atomic_path(path) as temporary:
+        if keras.backend.backend() != "tensorflow":
+            export_under_tensorflow(model, temporary)
+        else:
+            archive = keras.export.ExportArchive()
+            archive.track(model)
+            archive.add_endpoint("serve", model.serve, input_signature=model.serving_signature())
+            archive.write_out(str(temporary), verbose=False)
     return path

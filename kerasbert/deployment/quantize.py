@@ -1,0 +1,34 @@
+"""Post-training int8 of a task model through Keras' `quantize`, recorded in its config so files reload quantised.
+
+Example:
+>>> classifier.quantize("int8")                       # Task.quantize calls quantize_task
+>>> classifier.save("sentiment_int8.keras")
+"""
+
+import keras
+
+# The layer types Keras quantises (subclasses such as the deferred logits layer stay float).
+QUANTIZABLE_LAYERS = (keras.layers.Dense, keras.layers.EinsumDense, keras.layers.Embedding)
+WEIGHT_ONLY_INT8 = "int8_weight_only"  # the saved `quantization` of `quantize("int8", weight_only=True)`
+
+
+def quantize_task(model, mode="int8", weight_only=False, config=None, **kwargs):
+    """Quantise `model` (a Task) in place and return the mode to record: "int8" or `WEIGHT_ONLY_INT8`.
+
+    Every Dense kernel (the fused QKV kernel included) and embedding table becomes int8 with a float scale per
+    output (per row for embeddings); LayerNorms, biases and the task's logits layer stay float32. Activations are
+    quantised per token on the fly, or with `weight_only=True` kept in float.
+    """
+    if mode != "int8":
+        raise ValueError(f"mode={mode!r}: kerasbert task models quantise to 'int8' (weights and activations, or "
+                         "weight_only=True), which their saved files record.")
+    if model.quantization is not None:
+        raise ValueError(
+            f"This {type(model).__name__} is already quantised ({model.quantization}); quantising again would "
+            "round the rounded weights. Quantise the float model once (reload it from its float file)."
+        )
+    if weight_only:  # `config` is the default Keras made of `mode` (Layer's quantize wrapper)
+        config = keras.quantizers.Int8QuantizationConfig(activation_quantizer=None)
+    keras.Model.quantize(model, None if weight_only else mode, config=config,
+                         filters=lambda layer: type(layer) in QUANTIZABLE_LAYERS, **kwargs)
+    return WEIGHT_ONLY_INT8 if weight_only else mode
