@@ -25,7 +25,7 @@ LEVELS = {
     "cli": 8,  # the `kerasbert` command: reaches everything
 }
 # Modules of the package root below every level (they import nothing of kerasbert), and the version.
-ROOT_MODULES = {"_quiet_start", "atomic_files", "json_records", "__version__"}
+ROOT_MODULES = {"_quiet_start", "arguments", "atomic_files", "json_records", "__version__"}
 # Subpackages that import inside functions on purpose: the command imports TensorFlow only in the
 # commands that need it, so that `kerasbert --help` answers at once.
 LAZY_SUBPACKAGES = {"cli"}

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.tasks import BertClassifier, load_task
 from kerasbert.atomic_files import atomic_path
 from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tasks import BertClassifier, load_task
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_partial_one(tmp_path):

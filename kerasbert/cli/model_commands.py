@@ -102,8 +102,8 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
     """
     import pandas as pd
 
-    from kerasbert.tasks import BertPretrainer
     from kerasbert.data.text_corpus import load_text_corpus
+    from kerasbert.tasks import BertPretrainer
 
     documents = pd.concat([load_text_corpus(source) for source in sources], ignore_index=True)
     model = BertPretrainer.from_preset(preset, load_weights=not from_scratch, max_sequence_length=max_length,

@@ -28,7 +28,8 @@ from kerasbert.data.conll import load_conll
 from kerasbert.data.glue import GLUE_TASKS, load_glue_tsv
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.masking import MaskedLMMasker
-from kerasbert.data.pretraining_examples import pretraining_examples, split_sentences
+from kerasbert.data.pretraining_examples import pretraining_examples
+from kerasbert.data.sentences import split_sentences
 from kerasbert.data.shipped import available_datasets, load_dataset
 from kerasbert.data.squad import load_squad
 from kerasbert.data.swag import load_swag
@@ -40,12 +41,4 @@ from kerasbert.data.token_alignment import (
     entity_spans,
     word_predictions,
 )
-from kerasbert.data.validation import (
-    PROBLEM_TYPES,
-    require_columns,
-    to_dataframe,
-    validate_label_column,
-    validate_label_values,
-    validate_text_columns,
-    validate_token_columns,
-)
+from kerasbert.data.validation import PROBLEM_TYPES, require_columns, to_dataframe, validate_label_column, validate_label_values, validate_text_columns, validate_token_columns

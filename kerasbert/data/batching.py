@@ -29,6 +29,8 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.arguments import check_count
+
 DEFAULT_BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 # Length grouping sorts windows of this many batches (HF's megabatches are 50): on UCI sentiment
 # training, 8 leaves 1.42x the real tokens (sorting everything: 1.24x; no grouping: 2.76x), and
@@ -45,8 +47,7 @@ def length_buckets(max_length, bucket_boundaries=DEFAULT_BUCKET_BOUNDARIES):
         >>> length_buckets(128, [16, 32, 64, 128, 256, 512])
         [16, 32, 64, 128]
     """
-    if not isinstance(max_length, (int, np.integer)) or max_length < 1:
-        raise ValueError(f"max_length must be a positive int, got {max_length!r}.")
+    check_count("max_length", max_length)
     boundaries = list(bucket_boundaries)
     if not all(isinstance(b, (int, np.integer)) and b > 0 for b in boundaries) or any(
         a >= b for a, b in zip(boundaries, boundaries[1:])
@@ -317,8 +318,7 @@ def _check_arguments(features, labels, sample_weight, batch_size):
         )
     if sample_weight is not None and labels is None:
         raise ValueError("sample_weight was given without labels; pass labels too.")
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}.")
+    check_count("batch_size", batch_size)
 
 
 def _check_lengths(lengths, max_length):

@@ -14,45 +14,10 @@ Example:
     ['context', 'endings', 'label', 'book', 'chapter']
 """
 
-import re
-
 import numpy as np
 import pandas as pd
 
-# A sentence ends with . ! or ? (and any closing quotes or brackets) when whitespace and then a
-# capital letter or digit (perhaps after opening quotes or brackets) follow.
-SENTENCE_END = re.compile(r"""[.!?]+["')\]]*(?=\s+["'(\[]*[A-Z0-9])""")
-# Titles and the like that end with a full stop but not a sentence ("Mr. Darcy").
-ABBREVIATIONS = frozenset({"Mr", "Mrs", "Messrs", "Dr", "St", "Hon", "Esq", "Rev", "Col", "Capt", "Sept"})
-
-
-def split_sentences(text):
-    """Split a paragraph into sentences; whitespace inside each sentence is collapsed to one space.
-
-    The rule: a sentence ends at `.`, `!` or `?` (with any closing `"`, `'`, `)` or `]` right
-    after it) followed by whitespace and a capital letter or digit, itself perhaps after opening
-    quotes or brackets. A full stop after a title in `ABBREVIATIONS` or after a single capital
-    letter (an initial) does not end a sentence.
-
-    Example:
-        >>> split_sentences('Mr. Darcy bowed. "Indeed!" said she. Mrs. Bennet  smiled.')
-        ['Mr. Darcy bowed.', '"Indeed!" said she.', 'Mrs. Bennet smiled.']
-    """
-    sentences, start = [], 0
-    for match in SENTENCE_END.finditer(text):
-        if not _follows_abbreviation(text, match):
-            sentences.append(text[start:match.end()])
-            start = match.end()
-    sentences.append(text[start:])
-    return [" ".join(sentence.split()) for sentence in sentences if sentence.strip()]
-
-
-def _follows_abbreviation(text, match):
-    """Whether the sentence end `match` is a full stop after a title or an initial ("Mr.", "F.")."""
-    words = text[:match.start()].rsplit(None, 1)
-    word = words[-1].lstrip("\"'([") if words else ""
-    is_initial = re.fullmatch("[A-Z]", word) is not None
-    return match.group().startswith(".") and (word in ABBREVIATIONS or is_initial)
+from kerasbert.data.sentences import split_sentences
 
 
 def book_sentences(paragraphs, min_words=4, max_words=60):

@@ -25,6 +25,17 @@ import pandas as pd
 from kerasbert.data.validation import PROBLEM_TYPES, validate_label_values
 
 
+def above_threshold(scores, threshold=0.5):
+    """The one decision rule of multi-label and binary-score decoding: on where the score is strictly above its
+    threshold (one number, or one per label).
+
+    Example:
+    >>> above_threshold(np.array([[0.2, 0.5, 0.9]]), [0.5, 0.4, 0.5]).tolist()
+    [[False, True, True]]
+    """
+    return np.asarray(scores) > np.asarray(threshold)
+
+
 class LabelEncoder:
     """Maps labels to class indices (or multi-hot rows, or floats) and back.
 
@@ -143,7 +154,7 @@ class LabelEncoder:
                 outputs.ndim == 2 and outputs.shape[1] == len(names),
                 "(n, num_classes) scores",
             )
-            return [names[row > threshold].tolist() for row in outputs]
+            return [names[row].tolist() for row in above_threshold(outputs, threshold)]
         if np.issubdtype(outputs.dtype, np.integer) and outputs.ndim == 1:
             if outputs.size and (outputs.min() < 0 or outputs.max() >= len(names)):
                 raise ValueError(
@@ -162,7 +173,7 @@ class LabelEncoder:
             "int class indices (n,) or (n, num_classes) scores, or for binary the "
             "positive-class probability (n,) or (n, 1)",
         )
-        return names[(outputs.reshape(len(outputs)) > threshold).astype(int)]
+        return names[above_threshold(outputs.reshape(len(outputs)), threshold).astype(int)]
 
     def class_weight(self, strategy="balanced"):
         """Keras `class_weight` dict from the counts seen by `fit`: n_samples / (n_classes * count).

@@ -49,8 +49,10 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+from kerasbert.arguments import check_count
+from kerasbert.tokenizers.vocabulary import CONTINUATION_PREFIX
+
 STRATEGIES = ("token", "whole_word", "span")
-CONTINUATION_PREFIX = "##"
 
 
 def cpu_generator(seed):
@@ -238,8 +240,7 @@ def _check_arguments(
     seed,
 ):
     """Raise ValueError, naming the argument and the fix, on a bad `MaskedLMMasker` argument."""
-    if not _is_int(vocabulary_size) or vocabulary_size < 1:
-        raise ValueError(f"vocabulary_size must be a positive int, got {vocabulary_size!r}.")
+    check_count("vocabulary_size", vocabulary_size)
     for name, ids in [
         ("mask_token_id", [mask_token_id]),
         ("unselectable_token_ids", unselectable_token_ids),

@@ -18,58 +18,17 @@ Example:
 
 import os
 import random
-import re
 
 import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.arguments import check_count, check_number
+from kerasbert.data.sentences import split_sentences
 from kerasbert.data.text_corpus import load_text_corpus
 from kerasbert.data.validation import to_dataframe, validate_text_columns
 
 NEXT_SENTENCE_TASKS = ("nsp", "sop", None)
-# A sentence ends with . ! or ? (and any closing quotes or brackets) when whitespace and then a
-# capital letter, a digit, or an opening quote or bracket follow.
-SENTENCE_END = re.compile(r"""[.!?]+["'\u201d\u2019)\]]*(?=\s+["'\u201c\u2018(\[A-Z0-9])""")
-# Words that end with a full stop but do not end a sentence ("Mr. Darcy", "e.g. London").
-ABBREVIATIONS = frozenset({
-    "Mr", "Mrs", "Ms", "Messrs", "Dr", "St", "Prof", "Rev", "Hon", "Esq", "Col", "Capt", "Gen",
-    "Lt", "Sgt", "Jr", "Sr", "Mt", "vs", "etc", "e.g", "i.e", "cf", "viz", "approx",
-})
-
-
-def split_sentences(text):
-    """Split a document into sentences; whitespace inside a sentence becomes one space.
-
-    Each non-empty line is a paragraph, and no sentence crosses a line break, so text in BERT's
-    one-sentence-per-line format keeps its sentences. Inside a line, a sentence ends at `.`, `!`
-    or `?` (with any closing quotes or brackets right after) followed by whitespace and then a
-    capital letter, a digit, or an opening quote or bracket. A full stop after a word in
-    `ABBREVIATIONS` or after a single capital letter other than "I" (an initial) does not end one.
-
-    Example:
-        >>> split_sentences('Mr. Darcy bowed, i.e. politely. "Indeed!" said she.\\n\\nJ. Smith came.')
-        ['Mr. Darcy bowed, i.e. politely.', '"Indeed!" said she.', 'J. Smith came.']
-    """
-    sentences = []
-    for line in text.splitlines():
-        start = 0
-        for match in SENTENCE_END.finditer(line):
-            if not _follows_abbreviation(line, match):
-                sentences.append(line[start:match.end()])
-                start = match.end()
-        sentences.append(line[start:])
-    return [" ".join(sentence.split()) for sentence in sentences if sentence.strip()]
-
-
-def _follows_abbreviation(text, match):
-    """Whether the sentence end `match` is the full stop of an abbreviation or initial ("Mr.", "F.")."""
-    words = text[:match.start()].rsplit(None, 1)
-    word = words[-1].lstrip("\"'([\u201c\u2018") if words else ""
-    is_initial = len(word) == 1 and word.isupper() and word != "I"
-    return match.group().startswith(".") and (word in ABBREVIATIONS or is_initial)
-
-
 def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sentence="nsp",
                          short_seq_prob=0.1, dupe_factor=1, seed=0, text_column="text"):
     """Token ids of pre-training examples, in random order, drawn from `documents`.
@@ -187,15 +146,10 @@ def _check_settings(max_sequence_length, next_sentence, short_seq_prob, dupe_fac
     if next_sentence not in NEXT_SENTENCE_TASKS:
         raise ValueError(f"next_sentence={next_sentence!r} is not supported. Use 'nsp' (BERT's next-"
                          "sentence prediction), 'sop' (ALBERT's sentence order) or None (one segment).")
-    if isinstance(max_sequence_length, bool) or not isinstance(max_sequence_length, int) \
-            or max_sequence_length < 5:
-        raise ValueError(f"max_sequence_length must be an int of at least 5 ([CLS] A [SEP] B [SEP] with "
-                         f"2 tokens of text), got {max_sequence_length!r}. Pass e.g. 128.")
-    if not 0 <= short_seq_prob <= 1:
-        raise ValueError(f"short_seq_prob must be a probability in [0, 1], got {short_seq_prob!r}.")
-    if isinstance(dupe_factor, bool) or not isinstance(dupe_factor, int) or dupe_factor < 1:
-        raise ValueError(f"dupe_factor must be a positive int (passes over the documents), "
-                         f"got {dupe_factor!r}.")
+    check_count("max_sequence_length", max_sequence_length, 5, hint=" [CLS] A [SEP] B [SEP] with 2 tokens of "
+                "text needs 5; pass e.g. 128.")
+    check_number("short_seq_prob", short_seq_prob, 0, 1)
+    check_count("dupe_factor", dupe_factor, hint=" (passes over the documents)")
 
 
 def _check_text_and_tokenizer(texts, next_sentence, tokenizer):

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 
 def check_mixing(mixing, names):
@@ -77,7 +77,7 @@ def unified(dataset, name, label_specs):
             else:
                 labels[task] = zeros_like_spec(spec, batch, length)
                 weights[task] = tf.zeros(weight_shape(spec, batch, length), tf.float32)
-        return {key: x[key] for key in MODEL_INPUTS}, labels, weights
+        return {key: x[key] for key in PACKED_INPUTS}, labels, weights
 
     return dataset.map(to_all_tasks)
 

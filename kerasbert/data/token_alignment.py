@@ -19,6 +19,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from kerasbert.arguments import check_count
+
 IGNORE_LABEL = -100
 NO_WORD = -1
 
@@ -78,9 +80,7 @@ def encode_words(tokenizer, words, tags=None, *, tag_vocabulary=None, sequence_l
         >>> features.word_ids.to_list(), features.empty_words.tolist()
         ([[-1, 0, 0, 2, -1]], [[0, 1]])
     """
-    if not isinstance(sequence_length, (int, np.integer)) or sequence_length < 3:
-        raise ValueError(f"sequence_length must be an int >= 3 ([CLS], one piece, [SEP]), "
-                         f"got {sequence_length!r}.")
+    check_count("sequence_length", sequence_length, 3, hint=" [CLS], one piece, [SEP] need 3.")
     sentences, row_names = _rows(words, "words")
     word_counts = np.array([len(sentence) for sentence in sentences], dtype=np.int64)
     flat_words = [word for sentence in sentences for word in sentence]

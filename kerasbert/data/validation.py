@@ -71,21 +71,6 @@ def check_unique_columns(df):
         )
 
 
-def check_count(name, value, minimum=1):
-    """Raise unless `value` is an int (not a bool) of at least `minimum`; return it.
-
-    Example:
-        >>> check_count("batch_size", 0)
-        Traceback (most recent call last):
-        ValueError: batch_size must be an int of at least 1, got 0.
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int of at least {minimum}, got {type(value).__name__} {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be an int of at least {minimum}, got {value!r}.")
-    return int(value)
-
-
 def require_columns(df, columns):
     """Raise if a column is missing; `columns` maps the caller's argument name to the column name.
 

@@ -28,16 +28,16 @@ import pandas as pd
 import tensorflow as tf
 from keras import ops
 
+from kerasbert.data.prepared import Prepared
+from kerasbert.distillation.student_models import DISTILLABLE_TASKS, distillation_view, with_backbone_outputs
+from kerasbert.families.sequence_length import longest_input
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
-from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed
-from kerasbert.distillation.student_models import DISTILLABLE_TASKS, distillation_view, with_backbone_outputs
-from kerasbert.data.prepared import Prepared
-from kerasbert.families.sequence_length import longest_input
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, POOLER_ONLY_WITHOUT_GRADIENTS, check_run_arguments
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
+from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed
 from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
-MODEL_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 HAS_LABEL = "has_label"  # the batch feature that marks labelled rows (1) and unlabelled ones (0)
 
 
@@ -264,7 +264,7 @@ class Distiller(keras.Model):
     def call(self, x, training=None):
         """`{"student": ..., "teacher": ...}`: each model's logits (and hidden states / attention maps when used);
         the teacher always in inference mode and without gradients."""
-        inputs = {name: x[name] for name in MODEL_INPUTS}
+        inputs = {name: x[name] for name in PACKED_INPUTS}
         teacher = keras.tree.map_structure(ops.stop_gradient, self.views.teacher_view(inputs, training=False))
         return {"student": self.views.student_view(inputs, training=training), "teacher": teacher}
 

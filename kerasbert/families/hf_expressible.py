@@ -14,10 +14,10 @@ overrides build, call; 6 weight(s) have no HF name (encoder_block_0/gate, ...). 
 
 import warnings
 
+from kerasbert.families.checkpoint_weights import weight_links
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
-from kerasbert.families.checkpoint_weights import weight_links
 
 # The methods that decide what a layer computes or which weights it has.
 COMPUTING_METHODS = {

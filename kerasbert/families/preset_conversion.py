@@ -10,9 +10,9 @@ Example:
 """
 
 from kerasbert.families.registry import backbone_class_for
+from kerasbert.families.tokenizer_registry import tokenizer_from_preset
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
-from kerasbert.families.tokenizer_registry import tokenizer_from_preset
 
 FORMATS = ("kerasbert", "hf")
 HEAD_PREFIXES = ("cls.", "classifier.", "qa_outputs.")

@@ -1,9 +1,9 @@
 """Which tokenizer each model family uses, and loading it from a preset."""
 
-from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
+from kerasbert.presets.loading import load_checkpoint, load_tokenizer
 
 # HF model_type -> tokenizer class (DistilBERT and ELECTRA use BERT's WordPiece).
 TOKENIZER_CLASSES = {"bert": BertTokenizer, "distilbert": BertTokenizer, "electra": BertTokenizer,

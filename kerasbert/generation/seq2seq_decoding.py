@@ -19,6 +19,7 @@ import numpy as np
 
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.sequence_length import longest_input
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 
 class DecodingFunction(ModelFunction):
@@ -74,7 +75,7 @@ class DecodingSteps:
     def __call__(self, step, parents, previous):
         """`(log_probabilities, token_ids)`, each `[rows, top_k]` (best first), of the token after
         `previous` (`[rows]`, None at step 0) for the rows continuing `parents` (`[rows]` row indices)."""
-        for name in ("token_ids", "segment_ids", "padding_mask"):
+        for name in PACKED_INPUTS:
             setattr(self, name, getattr(self, name)[parents])
         position = self.lengths + step
         if previous is not None:

@@ -8,6 +8,8 @@ Example:
 
 from keras import ops
 
+from kerasbert.arguments import check_count, check_number
+
 
 def parameter_efficient_arguments(hidden_dim, adapter_size, lora_rank, lora_alpha, lora_targets, lora_dropout):
     """The blocks' adapter / LoRA arguments (none when neither is asked for, so research blocks with their
@@ -18,10 +20,9 @@ def parameter_efficient_arguments(hidden_dim, adapter_size, lora_rank, lora_alph
     if lora_rank is not None:
         arguments.update(lora_rank=check_size("lora_rank", lora_rank, hidden_dim), lora_alpha=lora_alpha,
                          lora_targets=lora_targets, lora_dropout=lora_dropout)
-        if lora_alpha is not None and (isinstance(lora_alpha, bool) or not isinstance(lora_alpha, (int, float))
-                                       or lora_alpha <= 0):
-            raise ValueError(f"lora_alpha must be a positive number (the update is scaled by lora_alpha / lora_rank), "
-                             f"got {lora_alpha!r}.")
+        if lora_alpha is not None:
+            check_number("lora_alpha", lora_alpha, 0, low_open=True, hint=" The update is scaled by lora_alpha / "
+                         "lora_rank.")
     return arguments
 
 
@@ -43,9 +44,7 @@ def copy_weights_by_path(source, target, skip_missing=False):
 
 def check_size(name, value, hidden_dim):
     """An int in [1, hidden_dim], or a ValueError naming `name` and the range."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hidden_dim:
-        raise ValueError(f"{name} must be an int from 1 to the hidden size {hidden_dim}, got {value!r}.")
-    return value
+    return check_count(name, value, 1, hidden_dim, hint=f" (at most the hidden size {hidden_dim})")
 
 
 def merge_lora_weights(backbone, merged):

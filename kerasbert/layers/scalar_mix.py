@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from kerasbert.arguments import check_count
+
 
 @keras.saving.register_keras_serializable(package="kerasbert")
 class ScalarMix(keras.layers.Layer):
@@ -24,9 +26,7 @@ class ScalarMix(keras.layers.Layer):
 
     def __init__(self, num_tensors, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(num_tensors, bool) or not isinstance(num_tensors, int) or num_tensors < 1:
-            raise ValueError(f"num_tensors must be an int of at least 1, got {num_tensors!r}.")
-        self.num_tensors = num_tensors
+        self.num_tensors = check_count("num_tensors", num_tensors)
 
     def build(self, input_shape):
         if len(input_shape) != self.num_tensors:

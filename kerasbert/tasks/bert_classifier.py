@@ -7,11 +7,23 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.metrics import statistics as metrics
-from kerasbert.training.fit_arguments import check_rate
+from kerasbert.arguments import check_count
+from kerasbert.data.batching import EagerBatches
+from kerasbert.data.labels import LabelEncoder, above_threshold
 from kerasbert.data.output_rows import empty_like_output, in_input_order, ragged_from_padded
 from kerasbert.data.prepared import Prepared
+from kerasbert.data.text_windows import (
+    WINDOW_TEXT,
+    Truncation,
+    check_doc_stride,
+    cut_windows,
+    make_text_window_dataset,
+    text_room,
+)
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.families.sequence_length import packed_input_length
+from kerasbert.metrics import statistics as metrics
+from kerasbert.metrics.probabilities import sigmoid, softmax
 from kerasbert.tasks.heads import task_outputs
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
@@ -22,26 +34,7 @@ from kerasbert.tasks.window_pooling import (
     pool_windows_in_graph,
     pooled_on_windows,
 )
-from kerasbert.data.batching import EagerBatches
-from kerasbert.data.labels import LabelEncoder
-from kerasbert.data.text_windows import (
-    WINDOW_TEXT,
-    Truncation,
-    check_doc_stride,
-    cut_windows,
-    make_text_window_dataset,
-    text_room,
-)
-from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
-
-
-def softmax(logits):
-    shifted = np.exp(logits - logits.max(-1, keepdims=True))
-    return shifted / shifted.sum(-1, keepdims=True)
-
-
-def sigmoid(logits):
-    return 1.0 / (1.0 + np.exp(-logits))
+from kerasbert.training.fit_arguments import check_rate
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -389,7 +382,7 @@ class BertClassifier(Task):
             return pd.DataFrame({"prediction": outputs[:, 0]}, index=index)
         if self.problem_type == "multilabel":
             probabilities = sigmoid(outputs)
-            chosen = probabilities >= np.asarray(self.thresholds or [0.5] * self.num_classes)
+            chosen = above_threshold(probabilities, self.thresholds or 0.5)
             labels = [[name for name, keep in zip(self.output_labels, row) if keep] for row in chosen]
             return pd.DataFrame({"labels": labels, "probabilities": list(probabilities)}, index=index)
         probabilities = softmax(outputs)
@@ -416,7 +409,7 @@ class BertClassifier(Task):
             wrong = np.zeros(len(gold), bool)
         elif self.problem_type == "multilabel":
             probabilities = sigmoid(outputs)
-            predicted = probabilities >= np.asarray(self.thresholds or [0.5] * self.num_classes)
+            predicted = above_threshold(probabilities, self.thresholds or 0.5)
             eps = 1e-7
             loss = -np.mean(gold * np.log(probabilities + eps) + (1 - gold) * np.log(1 - probabilities + eps))
             micro, macro = metrics.multilabel_f1(gold, predicted)
@@ -452,7 +445,7 @@ class BertClassifier(Task):
         probabilities, gold = sigmoid(outputs), prepared.labels.astype(bool)
         best = []
         for j in range(self.num_classes):
-            f1s = [metrics.multilabel_f1(gold[:, [j]], probabilities[:, [j]] >= t)[0] for t in grid]
+            f1s = [metrics.multilabel_f1(gold[:, [j]], above_threshold(probabilities[:, [j]], t))[0] for t in grid]
             best.append(float(grid[int(np.argmax(f1s))]))
         self.thresholds = best
         return best

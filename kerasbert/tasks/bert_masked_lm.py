@@ -9,19 +9,19 @@ import pandas as pd
 import tensorflow as tf
 from keras import ops
 
-from kerasbert.deployment.model_function import ModelFunction
+from kerasbert.arguments import check_count
 from kerasbert.data.prepared import Prepared
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.deployment.model_function import ModelFunction
+from kerasbert.families.checkpoint_weights import assign_links, export_links, masked_lm_head_links
+from kerasbert.families.family_heads import masked_lm_head_names
+from kerasbert.layers.heads import MaskedLMHead
+from kerasbert.presets.kerasbert_format import write_kerasbert_folder
+from kerasbert.presets.model_card import model_card
 from kerasbert.tasks.heads import checked_head_outputs, head_features
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, is_raw
 from kerasbert.tasks.task import Task
-from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
-from kerasbert.layers.heads import MaskedLMHead
-from kerasbert.families.checkpoint_weights import assign_links, export_links, masked_lm_head_links
-from kerasbert.families.family_heads import masked_lm_head_names
-from kerasbert.presets.kerasbert_format import write_kerasbert_folder
-from kerasbert.presets.model_card import model_card
-
-BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 
 def masked_lm_inputs(backbone):
@@ -32,7 +32,7 @@ def masked_lm_inputs(backbone):
 
 def masked_lm_features(backbone, inputs):
     """What a masked-LM head reads: `head_features` plus the `mask_positions` input."""
-    features = head_features(backbone, {name: inputs[name] for name in BACKBONE_INPUTS})
+    features = head_features(backbone, {name: inputs[name] for name in PACKED_INPUTS})
     return {**features, "mask_positions": inputs["mask_positions"]}
 
 
@@ -243,9 +243,7 @@ class BertMaskedLM(Task):
                              "predict")
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         vocabulary_size = self.backbone.vocabulary_size
-        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) \
-                or not 1 <= top_k <= vocabulary_size:
-            raise ValueError(f"top_k must be an int from 1 to {vocabulary_size}, got {top_k!r}.")
+        check_count("top_k", top_k, 1, vocabulary_size)
         prepared = self.prepare(x, with_labels=False)
         dataset = self.batches(prepared, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE)
         best_ids, best_scores = [], []

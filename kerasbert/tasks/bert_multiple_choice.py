@@ -6,13 +6,8 @@ import pandas as pd
 import tensorflow as tf
 from keras import ops
 
-from kerasbert.metrics import statistics as metrics
-from kerasbert.tasks.bert_classifier import softmax
-from kerasbert.training.fit_arguments import check_rate
-from kerasbert.data.prepared import Prepared
-from kerasbert.tasks.heads import task_outputs
-from kerasbert.tasks.task import Task
 from kerasbert.data.choice_batching import make_choice_dataset
+from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import (
     require_columns,
     to_dataframe,
@@ -20,8 +15,12 @@ from kerasbert.data.validation import (
     validate_endings,
     validate_text_columns,
 )
-
-BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+from kerasbert.metrics import statistics as metrics
+from kerasbert.metrics.probabilities import softmax
+from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.task import Task
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
+from kerasbert.training.fit_arguments import check_rate
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -84,7 +83,7 @@ class BertMultipleChoice(Task):
 
         # === Functional model ===
         inputs = {
-            name: keras.Input(shape=(num_choices, None), dtype="int32", name=name) for name in BACKBONE_INPUTS
+            name: keras.Input(shape=(num_choices, None), dtype="int32", name=name) for name in PACKED_INPUTS
         }
         flat_inputs = FlattenChoices(name="flatten_choices")(inputs)  # one row per (example, choice)
         scores, logits_layer, _ = task_outputs(backbone, flat_inputs, head, 1, "pooled_output", (None, 1),
@@ -209,7 +208,7 @@ class BertMultipleChoice(Task):
         packed = self.preprocessor((tf.repeat(context, num_choices), seconds))
         inputs = {
             name: tf.reshape(tf.cast(packed[name], tf.int32), [-1, num_choices, tf.shape(packed[name])[-1]])
-            for name in BACKBONE_INPUTS
+            for name in PACKED_INPUTS
         }
         logits = self(inputs, training=False)
         best = tf.argmax(logits, axis=-1, output_type=tf.int32)

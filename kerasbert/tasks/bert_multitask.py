@@ -6,14 +6,14 @@ import keras
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.data.task_mixing import check_mixing, epochs_needed, mixed_batches, task_order
+from kerasbert.layers.task_head import DenseTaskHead
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
-from kerasbert.training.fit_arguments import check_learning_rate, check_seed
 from kerasbert.tasks.heads import head_features
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments
 from kerasbert.tasks.task import Task
-from kerasbert.data.task_mixing import check_mixing, epochs_needed, mixed_batches, task_order
-from kerasbert.layers.task_head import DenseTaskHead
+from kerasbert.training.fit_arguments import check_learning_rate, check_seed
 from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
 TASK_KINDS = {"classifier": BertClassifier, "token-classifier": BertTokenClassifier}

@@ -8,8 +8,15 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from kerasbert.arguments import check_count
+from kerasbert.data.batching import make_batched_dataset
+from kerasbert.data.masking import MaskedLMMasker
+from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
+from kerasbert.deployment.model_function import ModelFunction
+from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
+from kerasbert.families.sequence_length import longest_input
+from kerasbert.layers.heads import NSPHead
 from kerasbert.tasks.bert_masked_lm import (
-    BACKBONE_INPUTS,
     build_masked_lm_head,
     check_keras_data,
     check_no_custom_head,
@@ -18,16 +25,10 @@ from kerasbert.tasks.bert_masked_lm import (
     masked_lm_inputs,
     write_task_preset,
 )
-from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.families.sequence_length import longest_input
 from kerasbert.tasks.heads import checked_head_outputs
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, is_raw
 from kerasbert.tasks.task import Task
-from kerasbert.data.batching import make_batched_dataset
-from kerasbert.data.masking import MaskedLMMasker
-from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
-from kerasbert.layers.heads import NSPHead
-from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 from kerasbert.training.distribution import check_batches_split_evenly
 
 MASKING = ("dynamic", "static")
@@ -355,12 +356,8 @@ def check_options(backbone, next_sentence, max_sequence_length, masking):
     if next_sentence not in NEXT_SENTENCE_TASKS:
         raise ValueError(f"next_sentence must be 'nsp' (BERT), 'sop' (ALBERT) or None (masked LM "
                          f"only), got {next_sentence!r}.")
-    if isinstance(max_sequence_length, bool) or not isinstance(max_sequence_length, (int, np.integer)) \
-            or not 5 <= max_sequence_length <= longest_input(backbone):
-        raise ValueError(
-            f"max_sequence_length must be an int from 5 to the most tokens the backbone's positions hold "
-            f"({longest_input(backbone)}), got {max_sequence_length!r}. BERT uses 128, then 512."
-        )
+    check_count("max_sequence_length", max_sequence_length, 5, longest_input(backbone),
+                hint=" The most the backbone's positions hold; BERT uses 128, then 512.")
     if masking not in MASKING:
         raise ValueError(f"masking must be 'dynamic' (a new mask each epoch) or 'static' (drawn once), "
                          f"got {masking!r}.")
@@ -373,7 +370,7 @@ def is_documents(data):
 
 def inputs_and_targets(batch):
     """A batch dict -> Keras `(inputs, targets, sample_weights)`; NSP weights are ones."""
-    inputs = {name: batch[name] for name in (*BACKBONE_INPUTS, "mask_positions")}
+    inputs = {name: batch[name] for name in (*PACKED_INPUTS, "mask_positions")}
     targets, weights = {"mlm": batch["mask_ids"]}, {"mlm": batch["mask_weights"]}
     if "next_sentence_label" in batch:
         targets["nsp"] = batch["next_sentence_label"]

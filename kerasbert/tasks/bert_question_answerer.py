@@ -7,11 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.data.prepared import Prepared
-from kerasbert.families.sequence_length import packed_input_length
-from kerasbert.tasks.heads import task_outputs
-from kerasbert.tasks.pipeline_model import is_raw
-from kerasbert.tasks.task import Task
+from kerasbert.arguments import check_count
 from kerasbert.data.answer_spans import (
     OUTSIDE_CONTEXT,
     best_null_score_threshold,
@@ -21,7 +17,12 @@ from kerasbert.data.answer_spans import (
     f1,
     prepare_qa_features,
 )
+from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.families.sequence_length import packed_input_length
+from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.pipeline_model import is_raw
+from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import keep_first
 
 DEFAULT_N_BEST = 20
@@ -310,9 +311,8 @@ class BertQuestionAnswerer(Task):
 def check_window_settings(window_length, doc_stride, max_question_length, special_tokens=3):
     """Every window must have more context tokens than `doc_stride`, even after the longest question and the
     `special_tokens` (3 in `[CLS] Q [SEP] C [SEP]`, 4 in RoBERTa's `<s> Q </s></s> C </s>`)."""
-    for name, value in (("doc_stride", doc_stride), ("max_question_length", max_question_length)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}.")
+    check_count("doc_stride", doc_stride)
+    check_count("max_question_length", max_question_length)
     room = window_length - max_question_length - special_tokens
     if doc_stride >= room:
         raise ValueError(
@@ -325,9 +325,8 @@ def check_window_settings(window_length, doc_stride, max_question_length, specia
 
 def decoding_options(n_best, max_answer_length, null_score_threshold):
     """The `best_spans` settings, checked before any computation."""
-    for name, value in (("n_best", n_best), ("max_answer_length", max_answer_length)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}.")
+    check_count("n_best", n_best)
+    check_count("max_answer_length", max_answer_length)
     if null_score_threshold is not None and (
             not isinstance(null_score_threshold, (int, float, np.number)) or np.isnan(null_score_threshold)):
         raise ValueError(f"null_score_threshold must be a number (or None for the model's own), got "

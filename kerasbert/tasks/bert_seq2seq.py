@@ -16,20 +16,21 @@ import pandas as pd
 import tensorflow as tf
 from keras import ops
 
-from kerasbert.tasks.bert_masked_lm import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
-from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.generation.seq2seq_decoding import DecodingFunction, DecodingSteps, beam_search, greedy_search
-from kerasbert.data.output_rows import ragged_from_padded
-from kerasbert.data.prepared import Prepared
-from kerasbert.families.sequence_length import longest_input
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
-from kerasbert.tasks.task import Task
+from kerasbert.arguments import check_count, check_number
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.masking import is_bracketed
+from kerasbert.data.output_rows import ragged_from_padded
+from kerasbert.data.prepared import Prepared
 from kerasbert.data.seq2seq_masking import UNILM_MASK_PROBABILITY, TargetMasker
-from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
-from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.albert.block_sharing import block_order
+from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.families.sequence_length import longest_input
+from kerasbert.generation.seq2seq_decoding import DecodingFunction, DecodingSteps, beam_search, greedy_search
+from kerasbert.tasks.bert_masked_lm import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
+from kerasbert.tasks.task import Task
 
 NOT_GENERATED = -1e9  # the logit of the special tokens generation never writes ([PAD], [CLS], [MASK], ...)
 
@@ -324,16 +325,10 @@ class BertSeq2Seq(Task):
         if 2 * beam_size > self.backbone.vocabulary_size:
             raise ValueError(f"beam_size={beam_size} needs 2 * beam_size candidates a step from a vocabulary of "
                              f"{self.backbone.vocabulary_size}; use a smaller beam.")
-        if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)) \
-                or not np.isfinite(length_penalty):
-            raise ValueError(f"length_penalty must be a finite number (1.0: mean log-probability per token; 0.0: "
-                             f"their sum), got {length_penalty!r}.")
+        check_number("length_penalty", length_penalty, hint=" 1.0: mean log-probability per token; 0.0: their sum.")
         if batch_size is not None:
             check_count("batch_size", batch_size)
-        if isinstance(no_repeat_ngram_size, bool) or not isinstance(no_repeat_ngram_size, (int, np.integer)) \
-                or no_repeat_ngram_size < 0:
-            raise ValueError(f"no_repeat_ngram_size must be an int >= 0 (0: repeats allowed; 3: no trigram twice), "
-                             f"got {no_repeat_ngram_size!r}.")
+        check_count("no_repeat_ngram_size", no_repeat_ngram_size, 0, hint=" 0: repeats allowed; 3: no trigram twice.")
         return max_length
 
     def next_tokens(self, logits, top_k):
@@ -409,6 +404,4 @@ def check_options(backbone, preprocessor, max_source_length, max_target_length, 
         raise ValueError(f"The preprocessor truncates at sequence_length={preprocessor.sequence_length}, shorter than "
                          f"max_source_length + max_target_length + 3 = {packed}: build it with sequence_length >= "
                          f"{packed}, or None.")
-    if isinstance(mask_probability, bool) or not isinstance(mask_probability, (int, float)) \
-            or not 0 < mask_probability <= 1:
-        raise ValueError(f"mask_probability must be a number in (0, 1] (UniLM: 0.7), got {mask_probability!r}.")
+    check_number("mask_probability", mask_probability, 0, 1, low_open=True, hint=" UniLM uses 0.7.")

@@ -5,13 +5,14 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.arguments import check_count
 from kerasbert.data.prepared import Prepared
-from kerasbert.tasks.task import Task
-from kerasbert.data.validation import check_count, require_columns, to_dataframe, validate_text_columns
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.sentence_pooling import POOLING_MODES, SentencePooling
 from kerasbert.presets.loading import preset_folder
 from kerasbert.presets.registry import PRESETS
 from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
+from kerasbert.tasks.task import Task
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")

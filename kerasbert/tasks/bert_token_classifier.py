@@ -7,12 +7,8 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.training.fit_arguments import check_rate
-from kerasbert.families.sequence_length import longest_input
+from kerasbert.arguments import check_count
 from kerasbert.data.prepared import Prepared
-from kerasbert.families.sequence_length import packed_input_length
-from kerasbert.tasks.heads import task_outputs
-from kerasbert.tasks.task import Task
 from kerasbert.data.text_windows import (
     check_doc_stride,
     cut_windows,
@@ -23,7 +19,12 @@ from kerasbert.data.text_windows import (
     window_words,
 )
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
-from kerasbert.data.validation import check_count, to_dataframe, validate_text_columns, validate_token_columns
+from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
+from kerasbert.families.sequence_length import longest_input, packed_input_length
+from kerasbert.metrics.probabilities import softmax
+from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.task import Task
+from kerasbert.training.fit_arguments import check_rate
 
 OUTSIDE_TAG = "O"
 UNCUT = 2**31 - 1  # a sequence_length for `encode_words` that keeps every piece (windows are cut afterwards)
@@ -364,7 +365,7 @@ def split_words(tokenizer, texts):
     words, word_starts = [], []
     for text, row_start, row_end in zip(texts, row_splits[:-1], row_splits[1:]):
         first = word_first[(word_first >= row_start) & (word_first < row_end)]
-        last = np.append(first[1:], row_end) - 1
+        last = np.append(first[1:], row_end)[:len(first)] - 1  # no words: no last pieces
         words.append([text[start:end] for start, end in zip(starts[first], ends[last])])
         word_starts.append(starts[first].tolist())
     return words, word_starts
@@ -424,11 +425,6 @@ def masked_cross_entropy(logits, labels, weights):
     log_probabilities = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
     picked = np.take_along_axis(log_probabilities, labels[..., None], axis=-1)[..., 0]
     return float(-(picked * weights).sum() / weights.sum())
-
-
-def softmax(logits):
-    shifted = np.exp(logits - logits.max(-1, keepdims=True))
-    return shifted / shifted.sum(-1, keepdims=True)
 
 
 def is_bio_tag(tag):

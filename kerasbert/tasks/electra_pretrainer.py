@@ -4,22 +4,11 @@ generator, from raw documents."""
 import warnings
 
 import keras
-import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from kerasbert.tasks.bert_masked_lm import BACKBONE_INPUTS, check_keras_data
-from kerasbert.tasks.bert_pretrainer import (
-    DOCUMENTS_HINT,
-    BertPretrainer,
-    check_options,
-    is_documents,
-)
+from kerasbert.arguments import check_number
 from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
-from kerasbert.tasks.task import Task
-from kerasbert.layers.heads import ReplacedTokenHead
-from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.families.checkpoint_weights import export_links
 from kerasbert.families.electra.electra_generator import GENERATOR_INPUTS, ElectraGenerator, generator_config_for
 from kerasbert.families.electra.electra_weights import (
@@ -30,10 +19,22 @@ from kerasbert.families.electra.electra_weights import (
     load_replaced_token_head,
     replaced_token_head_links,
 )
+from kerasbert.layers.heads import ReplacedTokenHead
+from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tasks.bert_masked_lm import check_keras_data
+from kerasbert.tasks.bert_pretrainer import (
+    DOCUMENTS_HINT,
+    BertPretrainer,
+    check_options,
+    is_documents,
+)
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
+from kerasbert.tasks.task import Task
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 RTD_WEIGHT = 50.0  # the paper's lambda: the discriminator's loss counts 50 times the generator's
-INPUTS = (*BACKBONE_INPUTS, "mask_positions", "mask_ids", "mask_weights", "sampling_uniforms")
+INPUTS = (*PACKED_INPUTS, "mask_positions", "mask_ids", "mask_weights", "sampling_uniforms")
 FLOAT_INPUTS = ("mask_weights", "sampling_uniforms")
 GENERATOR_PREFIX = "generator."  # the generator's HF ElectraForMaskedLM names in a kerasbert preset's heads
 METRIC_SUMS = ("mlm_loss", "mlm_hits", "mlm_weight", "rtd_loss", "rtd_hits", "rtd_weight")
@@ -340,8 +341,7 @@ def check_electra_options(backbone, generator_config, rtd_weight, head):
         if unknown or missing:
             raise ValueError(f"generator_config: unknown {unknown}, missing {missing}; it takes "
                              f"{list(GENERATOR_ARGUMENTS)} (the first four are required).")
-    if isinstance(rtd_weight, bool) or not isinstance(rtd_weight, (int, float, np.floating)) or rtd_weight <= 0:
-        raise ValueError(f"rtd_weight must be a positive number (ELECTRA: 50), got {rtd_weight!r}.")
+    check_number("rtd_weight", rtd_weight, 0, low_open=True, hint=" ELECTRA uses 50.")
     if head is not None:
         raise ValueError("ElectraPretrainer has no head= option: its heads are the generator's masked-LM head and "
                          "the discriminator's ReplacedTokenHead.")

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.arguments import check_count
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.output_rows import concatenate_padded, empty_like_output, in_input_order, ragged_from_padded
-from kerasbert.data.validation import check_count
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.fine_tuning.frozen_features import caches_features, check_cache_features, with_frozen_features
 from kerasbert.training.backup import TrainingBackup

@@ -29,8 +29,8 @@ import os
 
 import keras
 
+from kerasbert.arguments import check_count
 from kerasbert.atomic_files import atomic_path
-from kerasbert.data.validation import check_count
 from kerasbert.deployment.export import export_saved_model
 from kerasbert.deployment.quantize import WEIGHT_ONLY_INT8, quantize_task
 from kerasbert.families.bert.bert_backbone import check_tokenizer_fits

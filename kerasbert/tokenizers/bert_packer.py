@@ -3,6 +3,11 @@
 import keras
 import tensorflow as tf
 
+from kerasbert.arguments import check_count
+
+# What a packer returns and a backbone takes, in that order.
+PACKED_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+
 
 @keras.saving.register_keras_serializable(package="kerasbert")
 class BertPacker(keras.layers.Layer):
@@ -115,11 +120,9 @@ class BertPacker(keras.layers.Layer):
 
 def check_sequence_length(sequence_length):
     """`sequence_length` if it is None or an int >= 3; a ValueError naming the rule otherwise."""
-    if sequence_length is not None and (not isinstance(sequence_length, int) or sequence_length < 3):
-        raise ValueError(
-            f"`sequence_length` must be an int of at least 3 ([CLS] A [SEP] B [SEP] needs 3 places "
-            f"beside the text), or None for no truncation; got {sequence_length!r}."
-        )
+    if sequence_length is not None:
+        check_count("sequence_length", sequence_length, 3, hint=" [CLS] A [SEP] B [SEP] needs 3 places beside the "
+                    "text; None packs without truncation.")
     return sequence_length
 
 

@@ -1,6 +1,8 @@
 """TokenizerBase: what kerasbert's tokenizer layers share (raw-string inputs, token <-> id lookups, batching
 texts of any shape into rows)."""
 
+import inspect
+
 import numpy as np
 import tensorflow as tf
 
@@ -70,6 +72,23 @@ class TokenizerBase:
         flags = np.array(flags, dtype=bool)
         flags[[self.token_to_id(token) for token in self.special_tokens().values()]] = False
         return flags
+
+    def set_special_tokens(self, **tokens):
+        """Keep the five special tokens (`unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`) after
+        checking each is a non-empty string: a TypeError or ValueError naming the argument otherwise.
+
+        Example:
+        >>> self.set_special_tokens(unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+        ...                         mask_token="[MASK]")
+        """
+        defaults = inspect.signature(type(self)).parameters
+        for name, token in tokens.items():
+            wanted = f"{name} must be a token of the vocabulary, a string such as {defaults[name].default!r}"
+            if not isinstance(token, str):
+                raise TypeError(f"{wanted}; got {type(token).__name__} {token!r}.")
+            if not token.strip():
+                raise ValueError(f"{wanted}; got {token!r}.")
+            setattr(self, name, token)
 
     def special_tokens(self):
         """The special tokens by argument name, e.g. `{"unk_token": "[UNK]", ...}`."""

@@ -6,6 +6,8 @@ import os
 
 from kerasbert.tokenizers.unicode_tables import SPLIT_WHITESPACE_RANGES
 
+CONTINUATION_PREFIX = "##"  # WordPiece marks a piece that continues a word: play ##ing
+
 # HF's Rust reader trims each line's trailing whitespace (`str::trim_end`, Unicode White_Space).
 TRAILING_WHITESPACE = "".join(
     chr(c) for first, last in SPLIT_WHITESPACE_RANGES for c in range(first, last + 1)

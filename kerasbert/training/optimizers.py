@@ -10,6 +10,7 @@ import re
 import keras
 from keras import ops
 
+from kerasbert.arguments import check_number
 from kerasbert.training.schedules import WarmupLinearDecay
 
 # Variable names that are excluded from weight decay: every bias, LayerNorm gamma and beta.
@@ -47,9 +48,8 @@ class AdamW(keras.optimizers.AdamW):
         if amsgrad:
             raise ValueError("kerasbert's AdamW has no AMSGrad variant; for AMSGrad compile with "
                              "keras.optimizers.AdamW(amsgrad=True).")
-        if layer_decay is not None and (isinstance(layer_decay, bool) or not isinstance(layer_decay, (int, float))
-                                        or not 0 < layer_decay <= 1):
-            raise ValueError(f"layer_decay must be a number in (0, 1] (e.g. 0.9), got {layer_decay!r}.")
+        if layer_decay is not None:
+            check_number("layer_decay", layer_decay, 0, 1, low_open=True, hint=" e.g. 0.9.")
         super().__init__(*args, **kwargs)
         self.layer_decay = layer_decay
         self.rate_multipliers = None

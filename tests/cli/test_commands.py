@@ -128,8 +128,8 @@ def test_a_corrupt_model_file_is_named(tiny_classifier_file, tmp_path):
 
 
 def test_pretrain_writes_a_preset_that_fit_reads(tiny_preset, tmp_path):
-    from kerasbert.tasks import BertClassifier
     from kerasbert.data.shipped import load_dataset
+    from kerasbert.tasks import BertClassifier
 
     chapters = load_dataset("jane_austen", "test")["text"].tolist()
     (tmp_path / "austen.txt").write_text("\n".join(chapters[:60]), encoding="utf-8")

@@ -43,7 +43,7 @@ def test_length_buckets_are_capped_at_max_length():
     assert length_buckets(128, [128]) == [128]
     with pytest.raises(ValueError, match="increasing positive ints"):
         length_buckets(128, [64, 32])
-    with pytest.raises(ValueError, match="max_length must be a positive int"):
+    with pytest.raises(ValueError, match="max_length must be an int of at least 1"):
         length_buckets(0)
 
 

@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from kerasbert.data.choice_examples import book_sentences, next_sentence_examples, split_sentences
+from kerasbert.data.choice_examples import book_sentences, next_sentence_examples
+from kerasbert.data.sentences import split_sentences
 from kerasbert.data.shipped import load_dataset
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.data.pretraining_examples import pretraining_examples, split_sentences, tokenize_documents
+from kerasbert.data.pretraining_examples import pretraining_examples, tokenize_documents
+from kerasbert.data.sentences import split_sentences
 from kerasbert.data.shipped import load_dataset
 from kerasbert.families import BertTokenizer
 

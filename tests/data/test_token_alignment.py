@@ -145,7 +145,7 @@ def test_tag_errors_name_the_row_and_the_fix(tokenizer):
         encode_words(tokenizer, words, [["B-ORG", "O"], ["B-MISC", "O"]], tag_vocabulary=["O", "B-ORG"])
     with pytest.raises(ValueError, match="pass tag_vocabulary"):
         encode_words(tokenizer, words, [["B-ORG", "O"], ["B-MISC", "O"]])
-    with pytest.raises(ValueError, match="sequence_length must be an int >= 3"):
+    with pytest.raises(ValueError, match="sequence_length must be an int of at least 3"):
         encode_words(tokenizer, words, sequence_length=2)
     with pytest.raises(TypeError, match="one list per sentence"):
         encode_words(tokenizer, "EU rejects German call")

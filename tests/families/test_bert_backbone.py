@@ -6,9 +6,8 @@ import keras
 import numpy as np
 import pytest
 
-from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.families.bert.bert_backbone import BertBackbone
-
+from kerasbert.layers.encoder_block import TransformerEncoderBlock
 
 
 @keras.saving.register_keras_serializable(package="kerasbert_tests")

@@ -13,9 +13,9 @@ import pytest
 from keras import ops
 
 import kerasbert as kb
+from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
-from kerasbert.families.bert.bert_backbone import BertBackbone
 
 SENTENCES = ["The battery lasts all day and the screen is sharp.", "Not what I expected, sadly.",
              "It broke after a week."]

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from keras import ops
 
+from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.scalar_mix import ScalarMix
-from kerasbert.families.bert.bert_backbone import BertBackbone
 
 torch = pytest.importorskip("torch", reason="the peft reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the peft reference needs transformers")

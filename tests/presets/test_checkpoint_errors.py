@@ -5,8 +5,8 @@ import json
 import pytest
 
 from kerasbert.families.bert.bert_backbone import BertBackbone
-from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.presets.checkpoint import CheckpointError
 
 
 @pytest.fixture

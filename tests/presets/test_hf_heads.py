@@ -7,9 +7,9 @@ logits and NSP logits must equal kerasbert's backbone + MaskedLMHead + NSPHead.
 import numpy as np
 import pytest
 
-from kerasbert.layers.heads import MaskedLMHead, NSPHead
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
+from kerasbert.layers.heads import MaskedLMHead, NSPHead
 from kerasbert.presets.loading import load_checkpoint
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")

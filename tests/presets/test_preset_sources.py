@@ -5,10 +5,10 @@ import pytest
 
 import kerasbert
 from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 from kerasbert.presets import loading
 from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.presets.registry import PRESETS, preset_names
-from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
 
 def run(backbone, inputs):

@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 import tensorflow as tf
 
-from kerasbert.tasks.bert_multiple_choice import BertMultipleChoice
 from kerasbert.data.choice_batching import make_choice_dataset
 from kerasbert.data.choice_examples import next_sentence_examples
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.swag import load_swag
 from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.tasks.bert_multiple_choice import BertMultipleChoice
 
 SWAG_CSV = """\
 ,video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.tasks import BertClassifier, BertMultiTask
 from kerasbert.data.task_mixing import task_order
+from kerasbert.tasks import BertClassifier, BertMultiTask
 
 NO_DROPOUT = {"dropout": 0.0, "attention_dropout": 0.0}
 

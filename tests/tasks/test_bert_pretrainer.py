@@ -12,13 +12,13 @@ import keras
 import numpy as np
 import pytest
 
-from kerasbert.tasks.bert_classifier import BertClassifier
-from kerasbert.tasks.bert_masked_lm import BertMaskedLM
-from kerasbert.tasks.bert_pretrainer import BertPretrainer
 from kerasbert.data.pretraining_examples import pretraining_examples
 from kerasbert.data.shipped import load_dataset
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.roberta.roberta_backbone import RobertaBackbone
+from kerasbert.tasks.bert_classifier import BertClassifier
+from kerasbert.tasks.bert_masked_lm import BertMaskedLM
+from kerasbert.tasks.bert_pretrainer import BertPretrainer
 
 MASK_ID = 103  # "[MASK]" in the uncased vocabulary
 
@@ -267,11 +267,11 @@ def test_bad_input_is_reported_before_computation(real_preprocessor, chapters):
         BertPretrainer(backbone, real_preprocessor, next_sentence="next")
     with pytest.raises(ValueError, match="masking must be 'dynamic'"):
         BertPretrainer(backbone, real_preprocessor, masking="sometimes")
-    with pytest.raises(ValueError, match=r"max_sequence_length must be an int from 5 to .* \(128\)"):
+    with pytest.raises(ValueError, match=r"max_sequence_length must be an int from 5 to 128, got"):
         BertPretrainer(backbone, real_preprocessor, max_sequence_length=256)
     roberta = RobertaBackbone(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
                               max_sequence_length=130)  # RoBERTa's positions start at padding id 1 + 1
-    with pytest.raises(ValueError, match=r"max_sequence_length must be an int from 5 to .* \(128\)"):
+    with pytest.raises(ValueError, match=r"max_sequence_length must be an int from 5 to 128, got"):
         BertPretrainer(roberta, real_preprocessor, max_sequence_length=130)
     with pytest.raises(ValueError, match="mask_token_rate \\+ random_token_rate must be at most 1"):
         BertPretrainer(backbone, real_preprocessor, mask_token_rate=0.95)

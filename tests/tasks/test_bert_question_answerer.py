@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.data.answer_spans import best_spans
 from kerasbert.data.squad import load_squad
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.bert_preprocessor import BertPreprocessor
+from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
 
 SQUAD = Path(os.environ.get("KERASBERT_SHARED_DATA")
              or Path(__file__).resolve().parents[2].parent / "shared" / "data") / "squad"
@@ -259,7 +259,7 @@ def test_bad_input_is_reported_before_computation(preprocessor, v1_questions):
         answerer.fit(data.assign(answer_texts=[["a", "b"]] * 6, answer_starts=[[0]] * 6), verbose=0)
     with pytest.raises(TypeError, match="Cannot read questions and contexts from a list"):
         answerer.predict(["What is this?"], verbose=0)
-    with pytest.raises(ValueError, match="n_best must be a positive int"):
+    with pytest.raises(ValueError, match="n_best must be an int of at least 1, got 0"):
         answerer.predict(data, n_best=0, verbose=0)
     with pytest.raises(ValueError, match="doc_stride=100 leaves no room.*Lower doc_stride"):
         BertQuestionAnswerer(answerer.backbone, preprocessor, doc_stride=100)

@@ -12,10 +12,10 @@ import tensorflow as tf
 import torch
 import transformers
 
-from kerasbert.tasks import BertTextEncoder
 from kerasbert.layers import SentencePooling
 from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
+from kerasbert.tasks import BertTextEncoder
 
 
 def sentence_transformers_recipe(minilm_path, texts):

@@ -14,15 +14,15 @@ import keras
 import numpy as np
 import pytest
 
-from kerasbert.tasks.bert_classifier import BertClassifier
-from kerasbert.tasks.electra_pretrainer import ElectraPretrainer
-from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.checkpoint_weights import export_hf_weights, export_links
 from kerasbert.families.electra.electra_backbone import ElectraBackbone
 from kerasbert.families.electra.electra_weights import generator_links, replaced_token_head_links
-from kerasbert.families.bert_preprocessor import BertPreprocessor
-from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.layers.replacement_sampler import ReplacementSampler
+from kerasbert.tasks.bert_classifier import BertClassifier
+from kerasbert.tasks.electra_pretrainer import ElectraPretrainer
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")

@@ -19,24 +19,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.tasks import (
-    BertClassifier,
-    BertMultipleChoice,
-    BertQuestionAnswerer,
-    BertTokenClassifier,
-)
 from kerasbert.data.answer_spans import prepare_qa_features
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.token_alignment import encode_words
-from kerasbert.families.registry import backbone_class_for
-from kerasbert.presets.checkpoint import FamilyMismatchError
-from kerasbert.presets.loading import load_checkpoint
 from kerasbert.families import (
     AlbertTokenizer,
     BertPreprocessor,
     BertTokenizer,
     RobertaTokenizer,
     tokenizer_from_preset,
+)
+from kerasbert.families.registry import backbone_class_for
+from kerasbert.presets.checkpoint import FamilyMismatchError
+from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tasks import (
+    BertClassifier,
+    BertMultipleChoice,
+    BertQuestionAnswerer,
+    BertTokenClassifier,
 )
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")

@@ -45,6 +45,27 @@ def test_no_rows_give_an_empty_result(classifier, tiny_backbone, real_preprocess
         tagger.evaluate(pd.DataFrame({"tokens": [], "tags": []}))
 
 
+def test_every_task_model_predicts_an_empty_text_or_names_the_column(tiny_backbone, real_preprocessor):
+    def backbone():
+        return kb.BertBackbone.from_config(tiny_backbone.get_config())
+
+    tagger = kb.BertTokenClassifier(backbone(), real_preprocessor, labels=["O", "B-PER"])
+    assert tagger.predict([""])[["words", "tags", "entities"]].values.tolist() == [[[], [], []]]
+    assert tagger.predict(["   "])["words"].tolist() == [[]]
+    assert len(kb.BertTextEncoder(backbone(), real_preprocessor).predict([""])["embedding"][0]) == 32
+    refused = [
+        (kb.BertMaskedLM(backbone(), real_preprocessor), [""], "'text'"),
+        (kb.BertQuestionAnswerer(backbone(), real_preprocessor, max_question_length=16, doc_stride=16),
+         pd.DataFrame({"question": [""], "context": ["Ada wrote it."]}), "'question'"),
+        (kb.BertMultipleChoice(backbone(), real_preprocessor, num_choices=2),
+         pd.DataFrame({"context": [""], "endings": [["yes", "no"]]}), "'context'"),
+        (kb.BertSeq2Seq(backbone(), real_preprocessor, max_source_length=30, max_target_length=20), [""], "'source'"),
+    ]
+    for model, data, column in refused:
+        with pytest.raises(ValueError, match=f"(?s)Column {column} .* empty or only whitespace"):
+            model.predict(data)
+
+
 @pytest.mark.parametrize("arguments, error, message", [
     ({"batch_size": 0}, ValueError, "batch_size must be an int of at least 1, got 0"),
     ({"batch_size": True}, TypeError, "batch_size must be an int of at least 1, got bool True"),

@@ -9,9 +9,6 @@ import pandas as pd
 import pytest
 import tensorflow as tf
 
-from kerasbert.tasks import BertClassifier, BertTokenClassifier
-from kerasbert.tasks.bert_token_classifier import split_words
-from kerasbert.tasks.window_pooling import first_windows, pool_windows, pooled_on_windows
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.text_windows import (
     cut_windows,
@@ -22,6 +19,9 @@ from kerasbert.data.text_windows import (
 )
 from kerasbert.data.token_alignment import encode_words
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.tasks import BertClassifier, BertTokenClassifier
+from kerasbert.tasks.bert_token_classifier import split_words
+from kerasbert.tasks.window_pooling import first_windows, pool_windows, pooled_on_windows
 
 NAMES = {"Anne", "Elliot", "Wentworth", "Walter", "Russell", "Mary", "Charles", "Musgrove", "Elizabeth", "Kellynch"}
 

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.data.shipped import load_dataset
 from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.tasks.bert_classifier import BertClassifier
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.families.bert_preprocessor import BertPreprocessor
+from kerasbert.tokenizers.bert_packer import BertPacker
 
 OUTPUT_NAMES = {"token_ids": "input_ids", "segment_ids": "token_type_ids", "padding_mask": "attention_mask"}
 

@@ -99,3 +99,11 @@ def test_bad_settings_are_refused(tokenizer):
         BertTokenizer(tokenizer.get_vocabulary(), max_chars_per_word=0)
     with pytest.raises(TypeError, match="vocabulary"):
         BertTokenizer({"[PAD]": 0})
+
+
+@pytest.mark.parametrize("name", ["unk_token", "cls_token", "sep_token", "pad_token", "mask_token"])
+def test_special_tokens_are_checked_on_entry(tokenizer, name):
+    with pytest.raises(TypeError, match=f"{name} must be a token of the vocabulary, a string such as '\\["):
+        BertTokenizer(tokenizer.get_vocabulary(), **{name: None})
+    with pytest.raises(ValueError, match=f"{name} must be a token of the vocabulary.*got ' '"):
+        BertTokenizer(tokenizer.get_vocabulary(), **{name: " "})

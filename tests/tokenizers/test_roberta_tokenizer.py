@@ -291,3 +291,8 @@ print(served(tf.constant({EDGE_CASES!r})).numpy().tolist())
     assert ids == str(roberta(EDGE_CASES).to_tensor(-1).numpy().tolist())
     dataset = tf.data.Dataset.from_tensor_slices(EDGE_CASES).batch(7).map(roberta)
     assert [row for batch in dataset for row in batch.to_list()] == roberta(EDGE_CASES).to_list()
+
+
+def test_special_tokens_are_checked_on_entry(roberta_folder):
+    with pytest.raises(TypeError, match="unk_token must be a token of the vocabulary, a string such as '<unk>'"):
+        RobertaTokenizer(roberta_folder, unk_token=None)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert_preprocessor import BertPreprocessor
 
 TEXTS = ["The café [MASK] opens at 9.", "Ångström naïve 中文 ﬁne", ""]
 

@@ -8,8 +8,8 @@ import sys
 import keras
 import numpy as np
 
-from kerasbert.tasks import BertClassifier
 from kerasbert.data.shipped import load_dataset
+from kerasbert.tasks import BertClassifier
 
 
 class KillAt(keras.callbacks.Callback):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.data.shipped import load_dataset
+from kerasbert.tasks.bert_classifier import BertClassifier
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")

@@ -13,8 +13,8 @@ import shutil
 import numpy as np
 import pytest
 
-from kerasbert.tasks.bert_pretrainer import BertPretrainer, hf_pretraining_batch
 from kerasbert.data.shipped import load_dataset
+from kerasbert.tasks.bert_pretrainer import BertPretrainer, hf_pretraining_batch
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")

@@ -264,8 +264,8 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         self.do_lower_case = bool(do_lower_case)
         self.keep_accents = bool(keep_accents)
         self.legacy_added_tokens = bool(legacy_added_tokens)
-        self.unk_token, self.cls_token, self.sep_token = unk_token, cls_token, sep_token
-        self.pad_token, self.mask_token = pad_token, mask_token
+        self.set_special_tokens(unk_token=unk_token, cls_token=cls_token, sep_token=sep_token, pad_token=pad_token,
+                                mask_token=mask_token)
         self._proto = None
         if proto is not None:
             self.set_proto(proto)

@@ -2,10 +2,6 @@
 
 import keras
 
-from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
-from kerasbert.layers.encoder_block import TransformerEncoderBlock
-from kerasbert.layers.initializers import weight_initializer
-from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, check_lora_targets
 from kerasbert.families.albert.block_sharing import block_order, check_block_sharing
 from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
 from kerasbert.families.hf_expressible import check_hf_expressible
@@ -14,6 +10,10 @@ from kerasbert.families.layout_map import (
     bert_layout_map,
     check_layouts_fit,
 )
+from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
+from kerasbert.layers.encoder_block import TransformerEncoderBlock
+from kerasbert.layers.initializers import weight_initializer
+from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, check_lora_targets
 from kerasbert.layers.parameter_efficient import (
     copy_weights_by_path,
     is_parameter_efficient,
@@ -24,6 +24,7 @@ from kerasbert.presets.checkpoint import FamilyMismatchError
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 from kerasbert.training.distribution import check_dtype_fits_the_device
 
 
@@ -197,7 +198,7 @@ class BertBackbone(keras.Model):
 
         # === Functional model ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-                  for name in ("token_ids", "segment_ids", "padding_mask")}
+                  for name in PACKED_INPUTS}
         x = embedding(inputs["token_ids"], inputs["segment_ids"])
         if embedding_projection is not None:
             x = embedding_projection(x)

@@ -11,10 +11,9 @@ import tensorflow_text as tf_text
 from kerasbert.atomic_files import write_text_atomically
 from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase, to_int_ids
-from kerasbert.tokenizers.vocabulary import check_vocabulary, load_vocabulary
+from kerasbert.tokenizers.vocabulary import CONTINUATION_PREFIX, check_vocabulary, load_vocabulary
 from kerasbert.tokenizers.word_splitter import WordSplitter
 
-CONTINUATION_PREFIX = "##"
 VOCABULARY_ASSET = "vocabulary.json"  # inside a `.keras` file's assets: the tokens as a JSON list
 # HF's WordPiece decoder `cleanup`, applied to each token with the space put in front of it.
 DECODER_CLEANUP = (
@@ -90,8 +89,8 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         self.tokenize_chinese_chars = bool(tokenize_chinese_chars)
         self.split_special_tokens = bool(split_special_tokens)
         self.max_chars_per_word = max_chars_per_word
-        self.unk_token, self.cls_token, self.sep_token = unk_token, cls_token, sep_token
-        self.pad_token, self.mask_token = pad_token, mask_token
+        self.set_special_tokens(unk_token=unk_token, cls_token=cls_token, sep_token=sep_token, pad_token=pad_token,
+                                mask_token=mask_token)
         self._splitter = WordSplitter(
             lowercase=self.lowercase,
             strip_accents=self.lowercase if strip_accents is None else bool(strip_accents),

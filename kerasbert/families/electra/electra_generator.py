@@ -2,13 +2,14 @@
 
 import keras
 
+from kerasbert.families.bert.bert_backbone import run_blocks
+from kerasbert.families.family_heads import masked_lm_head_names
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.layers.initializers import weight_initializer
-from kerasbert.families.bert.bert_backbone import run_blocks
-from kerasbert.families.family_heads import masked_lm_head_names
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
-GENERATOR_INPUTS = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
+GENERATOR_INPUTS = (*PACKED_INPUTS, "mask_positions")
 
 
 def generator_config_for(backbone, size=0.25):

@@ -171,8 +171,8 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         super().__init__(**kwargs)
         self.add_prefix_space = bool(add_prefix_space)
         self.mask_token_lstrip = bool(mask_token_lstrip)
-        self.unk_token, self.cls_token, self.sep_token = unk_token, cls_token, sep_token
-        self.pad_token, self.mask_token = pad_token, mask_token
+        self.set_special_tokens(unk_token=unk_token, cls_token=cls_token, sep_token=sep_token, pad_token=pad_token,
+                                mask_token=mask_token)
         self._vocabulary = None
         if vocabulary is not None or merges is not None:
             self.set_vocabulary(vocabulary, merges)
