@@ -1,11 +1,11 @@
-# Two entry points for a fresh machine: `make main` (the main job) and `make test`.
+# Two entry points for a fresh machine: `make main` (the main job) and `make test`; `make docs` builds the docs site.
 # Both build .venv from the package registries only; torch is the local CPU wheel,
 # installed first so that nothing pulls a CUDA build.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: main test install
+.PHONY: main test install docs
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,7 @@ test: install
 	$(BIN)/python -m pytest -q -n 2 -m "not on_request"
 	KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 -m all_backends
 	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m all_backends
+
+# The docs site (docs/, mkdocs.yml) into site/; --strict fails on any broken link or reference.
+docs: install
+	$(BIN)/mkdocs build --strict --site-dir site
