@@ -4,9 +4,9 @@
 the Keras classes that `keras.saving.load_model` needs. Only in the `kerasbert` command's own process do the
 names load on first use, so that `kerasbert --help` answers without TensorFlow.
 
-Example:
->>> import kerasbert as kb
->>> backbone = kb.BertBackbone.from_preset("all_minilm_l6_v2_en")
+Examples:
+    >>> import kerasbert as kb
+    >>> backbone = kb.BertBackbone.from_preset("all_minilm_l6_v2_en")
 """
 
 import importlib

@@ -3,12 +3,12 @@
 A value of the wrong type (a bool where a count or a number is asked for included) is a TypeError; a value of
 the right type out of its range is a ValueError. Both name the argument, what it accepts and what it got.
 
-Example:
->>> check_count("batch_size", 0)
-Traceback (most recent call last):
-ValueError: batch_size must be an int of at least 1, got 0.
->>> check_number("dropout", 0.1, 0, 1, high_open=True)
-0.1
+Examples:
+    >>> check_count("batch_size", 0)
+    Traceback (most recent call last):
+    ValueError: batch_size must be an int of at least 1, got 0.
+    >>> check_number("dropout", 0.1, 0, 1, high_open=True)
+    0.1
 """
 
 import math

@@ -3,9 +3,9 @@
 `os.replace` within one folder is atomic on POSIX and Windows: the final name holds either the old
 complete file or the new complete file, never a torn one. (No TensorFlow here: the command line uses it.)
 
-Example:
->>> with atomic_path("model.keras") as temporary:
-...     model.save(temporary)            # model.keras appears only once the save has finished
+Examples:
+    >>> with atomic_path("model.keras") as temporary:
+    ...     model.save(temporary)            # model.keras appears only once the save has finished
 """
 
 import contextlib
@@ -17,9 +17,9 @@ from pathlib import Path
 def partial_name(path):
     """The hidden sibling a write goes to first; it keeps the suffixes (Keras checks `.keras`, `.weights.h5`).
 
-    Example:
-    >>> partial_name(Path("out/model.weights.h5")).name  # doctest: +SKIP
-    '.model.partial-4242.weights.h5'
+    Examples:
+        >>> partial_name(Path("out/model.weights.h5")).name  # doctest: +SKIP
+        '.model.partial-4242.weights.h5'
     """
     base, dot, suffixes = path.name.partition(".")
     return path.with_name(f".{base}.partial-{os.getpid()}{dot}{suffixes}")

@@ -2,9 +2,9 @@
 
 Shared by the command line's writers and the model server; no TensorFlow here.
 
-Example:
->>> records(pd.DataFrame({"label": ["pos"], "probabilities": [np.array([0.25, 0.75])]}))
-[{'label': 'pos', 'probabilities': [0.25, 0.75]}]
+Examples:
+    >>> records(pd.DataFrame({"label": ["pos"], "probabilities": [np.array([0.25, 0.75])]}))
+    [{'label': 'pos', 'probabilities': [0.25, 0.75]}]
 """
 
 import math

@@ -1,6 +1,6 @@
 """Reading the text of a data file, with the errors every loader shares.
 
-Example:
+Examples:
     >>> text = read_text("glue/SST-2/train.tsv")    # str, "\\n" line endings
 """
 

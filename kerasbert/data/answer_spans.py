@@ -6,7 +6,7 @@ over long contexts, as HF's `prepare_train_features` (run_qa.py) does with `trun
 into answer texts (the standard SQuAD post-processing, with the v2.0 null score), and
 `evaluate_squad` is the official SQuAD v1.1/v2.0 EM and F1.
 
-Example:
+Examples:
     >>> features = prepare_qa_features(tokenizer, dev.question, dev.context, dev.answer_starts,
     ...                                dev.answer_texts, question_ids=dev.id)
     >>> windows = make_batched_dataset(features.inputs, bucket_boundaries=[384], max_length=384)
@@ -84,7 +84,7 @@ def prepare_qa_features(tokenizer, questions, contexts, answer_starts=None, answ
     Returns:
         A `QuestionAnswerFeatures`.
 
-    Example:
+    Examples:
         >>> features = prepare_qa_features(tokenizer, ["Who?"], ["Ada wrote it."], [[0]], [["Ada"]])
         >>> features.token_ids.to_list()
         [[101, 2040, 1029, 102, 15262, 2626, 2009, 1012, 102]]
@@ -282,7 +282,7 @@ def best_spans(start_logits, end_logits, features, n_best=20, max_answer_length=
         One `AnswerPrediction` per example; its `n_best` holds `AnswerSpan(text, char_start,
         char_end, score)` tuples, best first.
 
-    Example:
+    Examples:
         >>> predictions = best_spans(start_logits, end_logits, features)
         >>> predictions[0].text, predictions[0].n_best[0]
         ('Denver Broncos', AnswerSpan(text='Denver Broncos', char_start=177, char_end=191, score=...))
@@ -358,7 +358,7 @@ _PUNCTUATION = set(string.punctuation)
 def normalize_answer(text):
     """Lower-case, drop punctuation and the articles a/an/the, collapse whitespace (official SQuAD).
 
-    Example:
+    Examples:
         >>> normalize_answer("The  Denver-Broncos!")
         'denverbroncos'
     """
@@ -372,7 +372,7 @@ def exact_match(prediction, gold_answers):
     `gold_answers` is a str or a list; an empty list (or only answers that normalise to "") means
     "no answer", matched only by an empty prediction.
 
-    Example:
+    Examples:
         >>> exact_match("the Broncos", ["Denver Broncos", "Broncos"])
         1.0
     """
@@ -383,7 +383,7 @@ def exact_match(prediction, gold_answers):
 def f1(prediction, gold_answers):
     """The best token-overlap F1 of the normalised prediction against the gold answers (0 to 1).
 
-    Example:
+    Examples:
         >>> f1("the cat sat", ["a cat sat down"])  # precision 2/2, recall 2/3
         0.8
     """
@@ -414,7 +414,7 @@ def evaluate_squad(predictions, gold_answers):
         predictions: one predicted text per question ("" for no answer).
         gold_answers: one list of gold texts per question (empty for a v2.0 unanswerable one).
 
-    Example:
+    Examples:
         >>> evaluate_squad(["Broncos", ""], [["Denver Broncos"], []])
         {'exact': 50.0, 'f1': 83.33..., 'total': 2, 'HasAns_exact': 0.0, 'HasAns_f1': 66.66...,
          'HasAns_total': 1, 'NoAns_exact': 100.0, 'NoAns_f1': 100.0, 'NoAns_total': 1}
@@ -460,7 +460,7 @@ def best_null_score_threshold(predictions, gold_answers):
         `(threshold, f1)`: the threshold to pass as `null_score_threshold` and the F1 (fraction) it
         gives on these questions.
 
-    Example:
+    Examples:
         >>> threshold, score = best_null_score_threshold(predictions, dev["answer_texts"])
     """
     predictions, gold_answers = list(predictions), list(gold_answers)

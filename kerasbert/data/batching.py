@@ -11,7 +11,7 @@ Per-token arrays (token ids, segment ids, token labels and weights) are ragged: 
 or a list of unpadded lists, one per example. Per-example arrays (class indices, multi-hot rows,
 regression targets, weights) are NumPy arrays or lists of scalars.
 
-Example:
+Examples:
     >>> features = {"token_ids": [[101, 2307, 102], [101, 2307, 3185, 999, 102]],
     ...             "segment_ids": [[0, 0, 0], [0, 0, 0, 0, 0]]}
     >>> dataset = make_batched_dataset(features, labels=np.array([1, 0]), batch_size=2)
@@ -41,7 +41,7 @@ GROUP_WINDOW_BATCHES = 8
 def length_buckets(max_length, bucket_boundaries=DEFAULT_BUCKET_BOUNDARIES):
     """The lengths batches are padded to: the boundaries below `max_length`, then `max_length`.
 
-    Example:
+    Examples:
         >>> length_buckets(100)
         [8, 16, 24, 32, 48, 64, 96, 100]
         >>> length_buckets(128, [16, 32, 64, 128, 256, 512])
@@ -107,7 +107,7 @@ def make_batched_dataset(
         A dataset of `x`, `(x, y)` or `(x, y, sample_weight)`; `x` holds the features plus an int32
         "padding_mask". Without shuffling, grouping or `order`, batches come in the input order.
 
-    Example:
+    Examples:
         >>> train = make_batched_dataset(features, labels=y, shuffle=True, seed=1,
         ...                              group_by_length=True)
     """
@@ -143,7 +143,7 @@ class EagerBatches:
     Building a tf.data pipeline traces its map functions, about 250 ms a call: more than a short predict
     or one served request computes on MiniLM. Iterable, with `len` and `element_spec` like a dataset.
 
-    Example:
+    Examples:
         >>> batches = EagerBatches(features, order=np.argsort(lengths), batch_size=32, max_length=128)
         >>> [batch["token_ids"].shape for batch in batches]
     """
@@ -205,7 +205,7 @@ def example_indices(lengths, batch_size, *, order=None, shuffle=False, group_by_
     iterated unless `reshuffle=False`); `group_by_length` then sorts each window of
     `GROUP_WINDOW_BATCHES * batch_size` indices by length.
 
-    Example:
+    Examples:
         >>> list(example_indices([5, 3, 9, 4], 2, group_by_length=True).as_numpy_iterator())
         [1, 3, 0, 2]
     """
@@ -283,7 +283,7 @@ class PaddingStatistics:
 def padding_statistics(dataset):
     """Count real and padding tokens in one epoch of a `make_batched_dataset` dataset.
 
-    Example:
+    Examples:
         >>> stats = padding_statistics(make_batched_dataset(sst2_features, group_by_length=True))
         >>> round(stats.padding_fraction, 2), stats.padded_lengths        # GLUE SST-2 train
         (0.21, (8, 16, 24, 32, 48, 64, 96))

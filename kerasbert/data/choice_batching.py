@@ -22,12 +22,12 @@ def make_choice_dataset(features, num_choices, labels=None, *, batch_size=32, ma
     length bucket (`kerasbert.data.batching.length_buckets`). `shuffle`, `seed`, `group_by_length`
     (by longest choice), `order` and `epochs` work as in `kerasbert.data.batching.make_batched_dataset`.
 
-    Example:
-    >>> features = {"token_ids": tf.ragged.constant([[101, 7, 102], [101, 8, 9, 102]]),
-    ...             "segment_ids": tf.ragged.constant([[0, 0, 0], [0, 0, 1, 1]])}
-    >>> x = next(iter(make_choice_dataset(features, num_choices=2)))
-    >>> tuple(x["token_ids"].shape)     # 1 example, 2 choices, padded to the 8-token bucket
-    (1, 2, 8)
+    Examples:
+        >>> features = {"token_ids": tf.ragged.constant([[101, 7, 102], [101, 8, 9, 102]]),
+        ...             "segment_ids": tf.ragged.constant([[0, 0, 0], [0, 0, 1, 1]])}
+        >>> x = next(iter(make_choice_dataset(features, num_choices=2)))
+        >>> tuple(x["token_ids"].shape)     # 1 example, 2 choices, padded to the 8-token bucket
+        (1, 2, 8)
     """
     per_example = {
         name: tf.RaggedTensor.from_uniform_row_length(tf.cast(features[name], tf.int32), num_choices)

@@ -7,7 +7,7 @@ columns `load_swag` gives (`context`, `endings`, `label`), so `BertMultipleChoic
 Sentences are split by one deterministic rule (`split_sentences`), and everything random is drawn
 from one `numpy.random.default_rng(seed)`: the same paragraphs and seed give the same examples.
 
-Example:
+Examples:
     >>> from kerasbert.data.shipped import load_dataset
     >>> test = next_sentence_examples(load_dataset("jane_austen", "test"), 1000, seed=0)
     >>> test.columns.tolist()
@@ -60,7 +60,7 @@ def next_sentence_examples(paragraphs, num_examples, num_choices=4, seed=0, min_
         A DataFrame of `context` (str), `endings` (list of `num_choices` str), `label` (int, the
         index of the true next sentence in `endings`), `book` and `chapter`.
 
-    Example:
+    Examples:
         >>> train = next_sentence_examples(load_dataset("jane_austen", "train"), 4000, seed=0)
         >>> row = train.iloc[0]
         >>> row.endings[row.label]        # the sentence that follows row.context in the novel

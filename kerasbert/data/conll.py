@@ -5,7 +5,7 @@ that have one character per line (`char<TAB>tag` for MSRA and Weibo, `char<SPACE
 Daily). Columns are split on tabs or spaces. The first column is the token and the last column is the
 tag. Any columns in between (POS, chunk) are not kept.
 
-Example:
+Examples:
     >>> from kerasbert.data.conll import load_conll
     >>> train = load_conll("conll2003/train.txt")
     >>> train.iloc[0].tokens[:3], train.iloc[0].tags[:3]
@@ -31,7 +31,7 @@ def load_conll(path):
     each character followed by its word-position digit (`科0`); drop it with
     `frame.tokens.map(lambda chars: [c[:-1] for c in chars])`.
 
-    Example:
+    Examples:
         >>> first = load_conll("msra_ner/msra_test_bio.txt").iloc[0]
         >>> first.tokens[:4], first.tags[:4]
         (['中', '共', '中', '央'], ['B-ORG', 'I-ORG', 'I-ORG', 'I-ORG'])

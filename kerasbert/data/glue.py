@@ -4,7 +4,7 @@ Every task gives the same columns: `text`, `text_pair` (pair tasks), `label` (ab
 test files), then the ids the file has. Fields are split on tabs with no quoting, so a bare `"` (QNLI,
 MRPC) is ordinary text.
 
-Example:
+Examples:
     >>> from kerasbert.data.glue import load_glue_tsv
     >>> dev = load_glue_tsv("glue_data/RTE/dev.tsv", task="RTE")
     >>> dev.columns.tolist()
@@ -68,7 +68,7 @@ def load_glue_tsv(path, task):
         "entailment"/"neutral"/"contradiction" for MNLI; no column when the file has no labels), then the
         file's ids: `idx` (int), `source` (CoLA), `id1`/`id2` (MRPC), `qid1`/`qid2` (QQP), `pair_id` (MNLI).
 
-    Example:
+    Examples:
         >>> load_glue_tsv("glue_data/CoLA/dev.tsv", "cola").iloc[0].tolist()
         ['The sailors rode the breeze clear of the rocks.', 1, 'gj04']
     """

@@ -12,7 +12,7 @@ A float column holding only whole numbers (such as 0.0/1.0) is read as classes, 
 such columns are nearly always class ids. For whole-number scores you want regressed (star
 ratings, say), pass `problem_type="regression"`.
 
-Example:
+Examples:
     >>> encoder = LabelEncoder().fit(train_df["label"])        # e.g. "neg"/"pos" -> "binary"
     >>> y = encoder.encode(train_df["label"])                   # int32 class indices
     >>> encoder.decode(model_probabilities)                     # -> array of "neg"/"pos"
@@ -29,9 +29,9 @@ def above_threshold(scores, threshold=0.5):
     """The one decision rule of multi-label and binary-score decoding: on where the score is strictly above its
     threshold (one number, or one per label).
 
-    Example:
-    >>> above_threshold(np.array([[0.2, 0.5, 0.9]]), [0.5, 0.4, 0.5]).tolist()
-    [[False, True, True]]
+    Examples:
+        >>> above_threshold(np.array([[0.2, 0.5, 0.9]]), [0.5, 0.4, 0.5]).tolist()
+        [[False, True, True]]
     """
     return np.asarray(scores) > np.asarray(threshold)
 
@@ -44,7 +44,7 @@ class LabelEncoder:
             labels seen by `fit`.
         problem_type: "binary", "multiclass", "multilabel" or "regression"; None infers it in `fit`.
 
-    Example:
+    Examples:
         >>> encoder = LabelEncoder(labels=["neg", "pos"]).fit(["pos", "neg", "pos"])
         >>> encoder.problem_type, encoder.encode(["pos", "neg"]).tolist()
         ('binary', [1, 0])
@@ -84,7 +84,7 @@ class LabelEncoder:
     def fit(self, values):
         """Infer what the constructor left open from training labels, and count each class.
 
-        Example:
+        Examples:
             >>> LabelEncoder().fit([["a", "b"], ["b"]]).labels
             ['a', 'b']
         """
@@ -109,7 +109,7 @@ class LabelEncoder:
     def encode(self, values):
         """Labels -> int32 class indices, float32 multi-hot rows (multilabel) or float32 targets.
 
-        Example:
+        Examples:
             >>> LabelEncoder(["a", "b", "c"], "multilabel").encode([["a", "c"]]).tolist()
             [[1.0, 0.0, 1.0]]
         """
@@ -139,7 +139,7 @@ class LabelEncoder:
         for "multilabel", scores (n, num_classes): each row becomes the list of classes above
         `threshold`.
 
-        Example:
+        Examples:
             >>> LabelEncoder(["neg", "pos"], "binary").decode(np.array([0.2, 0.7])).tolist()
             ['neg', 'pos']
         """
@@ -180,7 +180,7 @@ class LabelEncoder:
 
         The same weights as scikit-learn's `compute_class_weight("balanced", ...)`.
 
-        Example:
+        Examples:
             >>> LabelEncoder().fit(["a", "a", "a", "b"]).class_weight("balanced")
             {0: 0.6666666666666666, 1: 2.0}
         """

@@ -36,7 +36,7 @@ once with a fixed seed and `.cache()`, or mask the corpus eagerly; map sequentia
 calls take the seeds in any order). Cost on one CPU thread, batches of 32 x 128 ids: about 5 ms
 ("token"), 7 ms ("whole_word") and 11 ms ("span").
 
-Example:
+Examples:
     >>> masker = MaskedLMMasker(vocabulary_size=1000, mask_token_id=103,
     ...                         unselectable_token_ids=[0, 101, 102], max_selections=4, seed=1)
     >>> outputs = masker(tf.ragged.constant([[101, 7, 8, 9, 10, 11, 12, 102]]))
@@ -86,7 +86,7 @@ class MaskedLMMasker:
     `mask_weights` (1.0 on real selections, 0.0 on padding), each `[batch, max_selections]`
     (`[max_selections]` for a 1-D input).
 
-    Example:
+    Examples:
         >>> masker = MaskedLMMasker(1000, mask_token_id=103, unselectable_token_ids=[0, 101, 102],
         ...                         mask_token_rate=1.0, random_token_rate=0.0, max_selections=2)
         >>> masker(tf.constant([101, 7, 8, 9, 102, 0]))["token_ids"].numpy().tolist().count(103)
@@ -139,7 +139,7 @@ class MaskedLMMasker:
         as `[unused0]`, but not `[UNK]` (maskable, as in BERT). Continuation ids: the pieces
         starting with "##".
 
-        Example:
+        Examples:
             >>> tokenizer = BertTokenizer.from_preset("all_minilm_l6_v2_en")
             >>> masker = MaskedLMMasker.from_tokenizer(tokenizer, strategy="whole_word", seed=0)
             >>> len(masker.unselectable_token_ids), len(masker.continuation_token_ids)
@@ -202,7 +202,7 @@ class MaskedLMMasker:
 def span_length_probabilities(p, max_length):
     """P(span = k words) for k = 1..max_length: geometric(p) truncated and renormalised (SpanBERT).
 
-    Example:
+    Examples:
         >>> probabilities = span_length_probabilities(0.2, 10)
         >>> round(float(np.sum(np.arange(1, 11) * probabilities)), 2)
         3.8
@@ -215,7 +215,7 @@ def selection_budget(selectable, rate, max_selections):
     """Tokens to choose per row: `min(max_selections, max(1, round(n * rate)))` for `n` maskable
     tokens, rounding half to even as Python (0 when `n` or `rate` is 0).
 
-    Example:
+    Examples:
         >>> selection_budget(tf.constant([[True] * 10, [True] * 3 + [False] * 7]), 0.15, 20).numpy()
         array([2, 1], dtype=int32)
     """
@@ -345,7 +345,7 @@ def _word_indices(selectable, is_continuation):
     """The index of each token's word in its row: a word is a piece and the `##` pieces after it;
     an unselectable token is a word of its own.
 
-    Example:
+    Examples:
         >>> selectable = tf.constant([[False, True, True, True, False, True]])
         >>> is_continuation = tf.constant([[False, False, True, True, False, True]])
         >>> _word_indices(selectable, is_continuation).numpy().tolist()
@@ -382,7 +382,7 @@ def _fill_greedily(lengths, budget):
     Each round takes, from the next item that fits, the items that fit one after the other, so the
     rounds are few.
 
-    Example:
+    Examples:
         >>> _fill_greedily(tf.constant([[2, 3, 1, 2, 0]]), tf.constant([4])).numpy().tolist()
         [[True, False, True, False, False]]
     """

@@ -1,8 +1,8 @@
 """Model outputs as rows: put back in input order, concatenated across batches of other lengths, or empty.
 
-Example:
->>> in_input_order({"logits": np.array([[0.2], [0.9]])}, np.array([1, 0]))["logits"].tolist()
-[[0.9], [0.2]]
+Examples:
+    >>> in_input_order({"logits": np.array([[0.2], [0.9]])}, np.array([1, 0]))["logits"].tolist()
+    [[0.9], [0.2]]
 """
 
 import keras
@@ -28,9 +28,9 @@ def concatenate_padded(batches):
     """Per-batch output structures -> one structure of arrays, each leaf zero-padded along its token
     axes to the longest batch (batches of another length differ in axis 1), then concatenated.
 
-    Example:
-    >>> concatenate_padded([np.ones((2, 3)), np.ones((1, 5))]).shape
-    (3, 5)
+    Examples:
+        >>> concatenate_padded([np.ones((2, 3)), np.ones((1, 5))]).shape
+        (3, 5)
     """
     def concatenate(*arrays):
         arrays = [np.asarray(array) for array in arrays]
@@ -45,9 +45,9 @@ def concatenate_padded(batches):
 def in_input_order(outputs, order):
     """Undo `order` on every array of `outputs`: row `order[i]` of the result is row `i` of the input.
 
-    Example:
-    >>> in_input_order({"logits": np.array([[0.2], [0.9]])}, np.array([1, 0]))["logits"].tolist()
-    [[0.9], [0.2]]
+    Examples:
+        >>> in_input_order({"logits": np.array([[0.2], [0.9]])}, np.array([1, 0]))["logits"].tolist()
+        [[0.9], [0.2]]
     """
     if isinstance(outputs, dict):
         return {key: in_input_order(value, order) for key, value in outputs.items()}

@@ -6,7 +6,7 @@ them: a document's sentences are gathered into a chunk until it reaches a target
 is cut at a sentence boundary into A and B, and half the time B is replaced by text from another
 document. Masking is not done here; it belongs to the training step.
 
-Example:
+Examples:
     >>> from kerasbert.data import load_dataset
     >>> from kerasbert.families import BertTokenizer
     >>> paragraphs = load_dataset("jane_austen", "train")
@@ -69,7 +69,7 @@ def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sen
         None, `next_sentence_label` (int32 array `[examples]`, labelled as HF's
         `BertForPreTraining.next_sentence_label`: 0 = B follows A, 1 = not).
 
-    Example:
+    Examples:
         >>> examples = pretraining_examples(chapters, tokenizer, next_sentence="sop", seed=1)
         >>> tokenizer.detokenize(examples["token_ids"][0])   # '[CLS] ... [SEP] ... [SEP]'
     """
@@ -99,7 +99,7 @@ def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sen
 def document_texts(documents, text_column="text"):
     """The document strings of what `pretraining_examples` accepts, checked (the input is only read).
 
-    Example:
+    Examples:
         >>> document_texts(pd.DataFrame({"text": ["One. Two.", "Three."]}))
         ['One. Two.', 'Three.']
     """
@@ -121,7 +121,7 @@ def tokenize_documents(texts, tokenizer):
 
     Sentences without tokens and documents without sentences are left out.
 
-    Example:
+    Examples:
         >>> tokenize_documents(["Hello there. Bye.", ""], tokenizer)
         [[[7592, 2045, 1012], [9061, 1012]]]
     """

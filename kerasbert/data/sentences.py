@@ -1,8 +1,8 @@
 """Sentences of a document, by one deterministic rule (pre-training pairs and next-sentence questions use it).
 
-Example:
->>> split_sentences('Mr. Darcy bowed, i.e. politely. "Indeed!" said she.\\n\\nJ. Smith came.')
-['Mr. Darcy bowed, i.e. politely.', '"Indeed!" said she.', 'J. Smith came.']
+Examples:
+    >>> split_sentences('Mr. Darcy bowed, i.e. politely. "Indeed!" said she.\\n\\nJ. Smith came.')
+    ['Mr. Darcy bowed, i.e. politely.', '"Indeed!" said she.', 'J. Smith came.']
 """
 
 import re
@@ -26,7 +26,7 @@ def split_sentences(text):
     capital letter, a digit, or an opening quote or bracket. A full stop after a word in
     `ABBREVIATIONS` or after a single capital letter other than "I" (an initial) does not end one.
 
-    Example:
+    Examples:
         >>> split_sentences('Mr. Darcy bowed, i.e. politely. "Indeed!" said she.\\n\\nJ. Smith came.')
         ['Mr. Darcy bowed, i.e. politely.', '"Indeed!" said she.', 'J. Smith came.']
     """

@@ -7,7 +7,7 @@ them, 0.7 of the target in the paper's fine-tuning, replaced by `[MASK]` 80% of 
 token 10%, and kept 10%. The masks are drawn anew each call (dynamic), with stateless random ops
 seeded from a `tf.random.Generator`, inside `tf.data`.
 
-Example:
+Examples:
     >>> masker = TargetMasker(mask_token_id=103, drawable_token_ids=range(999, 30522), max_predictions=4,
     ...                       seed=0)
     >>> batch = {"token_ids": tf.constant([[101, 7592, 102, 2088, 2003, 102, 0]]),
@@ -74,7 +74,7 @@ class TargetMasker:
         """A masker for a `BertTokenizer`: random replacements drawn from the tokens that are not bracketed
         specials (`[CLS]`, `[unused0]`, ...); keyword arguments go to the constructor.
 
-        Example:
+        Examples:
             >>> masker = TargetMasker.from_tokenizer(BertTokenizer.from_preset("all_minilm_l6_v2_en"), seed=0)
         """
         vocabulary = tokenizer.get_vocabulary()

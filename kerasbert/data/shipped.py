@@ -4,7 +4,7 @@ Each set is `datasets/<name>/` with a card (`README.md`), the script that made i
 one JSON-lines file per split and `manifest.json`, which gives each file's sha256. The checksum is
 verified on every load, so a corrupted or hand-edited file fails loudly instead of training on it.
 
-Example:
+Examples:
     >>> from kerasbert.data.shipped import load_dataset
     >>> splits = load_dataset("uci_sentiment")          # {"train": DataFrame, "test": DataFrame}
     >>> test = load_dataset("uci_sentiment", split="test")
@@ -51,7 +51,7 @@ def load_dataset(name, split=None):
     Returns:
         The split's DataFrame, or a dict {split: DataFrame} in the card's order when `split` is None.
 
-    Example:
+    Examples:
         >>> load_dataset("jane_austen", "test").book.unique().tolist()
         ['Persuasion']
     """

@@ -4,7 +4,7 @@ Answers are stored as two parallel list columns: `answer_texts` and `answer_star
 offsets into `context`). A training question has one answer, a dev question has one or more
 reference answers, and a v2.0 unanswerable question has none.
 
-Example:
+Examples:
     >>> from kerasbert.data.squad import load_squad
     >>> dev = load_squad("squad/dev-v1.1.json")
     >>> row = dev.iloc[0]
@@ -31,10 +31,10 @@ def load_squad(path):
         `plausible_answers` of unanswerable questions are not loaded.
 
     Raises:
-        ValueError naming the file and the record (`data[a].paragraphs[p].qas[q]`) when the JSON is
-        invalid, a field is missing, or an answer's text is not at its `answer_start` in the context.
+        ValueError: naming the file and the record (`data[a].paragraphs[p].qas[q]`) when the JSON is
+            invalid, a field is missing, or an answer's text is not at its `answer_start` in the context.
 
-    Example:
+    Examples:
         >>> dev = load_squad("squad/cs224n-squad2-dev-half.json")
         >>> int(dev.is_impossible.sum()), len(dev.answer_texts[dev.is_impossible].iloc[0])
         (3168, 0)

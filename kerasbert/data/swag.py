@@ -4,7 +4,7 @@ The official header is `,video-id,fold-ind,startphrase,sent1,sent2,gold-source,e
 ending3,label`. The first column has no name and holds the row number. `startphrase` is `sent1` followed
 by `sent2`. The task is to choose which ending completes `sent2`.
 
-Example:
+Examples:
     >>> from kerasbert.data.swag import load_swag
     >>> val = load_swag("swagaf/data/val.csv")
     >>> val.columns.tolist()
@@ -33,7 +33,7 @@ def load_swag(path):
         file has: `idx` (int, the unnamed first column), `video_id` (str), `fold_ind` (str).
         `startphrase` and `gold-source` are not kept.
 
-    Example:
+    Examples:
         >>> row = load_swag("swagaf/data/val.csv").iloc[0]
         >>> completed = f"{row.question} {row.endings[row.label]}"   # sent2 and its right ending
     """

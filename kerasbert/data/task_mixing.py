@@ -2,11 +2,11 @@
 and weights, and zeros with zero weights for every other task's output, so one Keras `fit` over a model with
 an output per task trains each head on its own batches and the shared encoder on all of them.
 
-Example:
->>> order = task_order([115, 157], epochs=3, mixing="proportional", seed=0)
->>> specs = {"mrpc": tf.TensorSpec([None], tf.int32), "conll": tf.TensorSpec([None, None], tf.int32)}
->>> stream = mixed_batches({"mrpc": mrpc_batches, "conll": conll_batches}, order, specs)
->>> model.fit(stream, epochs=3, steps_per_epoch=115 + 157)
+Examples:
+    >>> order = task_order([115, 157], epochs=3, mixing="proportional", seed=0)
+    >>> specs = {"mrpc": tf.TensorSpec([None], tf.int32), "conll": tf.TensorSpec([None, None], tf.int32)}
+    >>> stream = mixed_batches({"mrpc": mrpc_batches, "conll": conll_batches}, order, specs)
+    >>> model.fit(stream, epochs=3, steps_per_epoch=115 + 157)
 """
 
 import math
@@ -36,9 +36,9 @@ def task_order(batches, epochs, mixing, seed):
     "proportional": each epoch holds every task's batches once, shuffled together (MT-DNN); a dict of weights:
     each step draws a task with those weights. The same seed gives the same order.
 
-    Example:
-    >>> task_order([2, 1], epochs=1, mixing="proportional", seed=0).tolist()
-    [0, 1, 0]
+    Examples:
+        >>> task_order([2, 1], epochs=1, mixing="proportional", seed=0).tolist()
+        [0, 1, 0]
     """
     steps = int(sum(batches))
     rng = np.random.default_rng(seed)

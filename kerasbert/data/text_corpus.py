@@ -6,7 +6,7 @@ document, since in ordinary prose it only separates paragraphs. Use `document_se
 only for files in BERT's `create_pretraining_data.py` format: one sentence per line, with a blank line
 between documents.
 
-Example:
+Examples:
     >>> from kerasbert.data.text_corpus import load_text_corpus
     >>> books = load_text_corpus("corpus/")                         # every *.txt below corpus/
     >>> wiki = load_text_corpus("wiki.txt", document_separator="blank_line")
@@ -40,7 +40,7 @@ def load_text_corpus(path, document_separator="file", pattern="*.txt"):
         and `source` (the file's path relative to `path`, or its name when `path` is a file).
         A document that is empty or only whitespace gives no row.
 
-    Example:
+    Examples:
         >>> load_text_corpus("notes.txt").iloc[0].source
         'notes.txt'
     """

@@ -6,7 +6,7 @@ pieces, and consecutive windows share `doc_stride` pieces, so window `k` starts 
 the last window ends at the text's end. Everything here is TensorFlow ops on ragged tensors, so the same
 functions make the windows at `prepare` time and inside an exported SavedModel.
 
-Example:
+Examples:
     >>> windows, text, start, length = cut_windows(tf.ragged.constant([[1, 2, 3, 4, 5, 6, 7]]), room=4, doc_stride=2)
     >>> windows.to_list(), start.numpy().tolist()
     ([[1, 2, 3, 4], [3, 4, 5, 6], [5, 6, 7]], [0, 2, 4])
@@ -34,7 +34,7 @@ WINDOW_TEXT = "window_text"  # the batch key of each window's text, numbered fro
 def text_room(window_length):
     """Text pieces per window: the window's tokens less `[CLS]` and `[SEP]`.
 
-    Example:
+    Examples:
         >>> text_room(128)
         126
     """
@@ -45,7 +45,7 @@ def check_doc_stride(doc_stride, window_length):
     """`doc_stride` (None: no windows) if every window moves on by at least one piece; a ValueError naming the
     argument, the numbers and the fix otherwise.
 
-    Example:
+    Examples:
         >>> check_doc_stride(32, 128)
         32
     """
@@ -69,7 +69,7 @@ def window_spans(lengths, room, doc_stride):
     window, the windows of a text consecutive and in order. A text of at most `room` pieces (an empty one too)
     has one window.
 
-    Example:
+    Examples:
         >>> [t.numpy().tolist() for t in window_spans([7, 2], room=4, doc_stride=2)]
         [[0, 0, 0, 1], [0, 2, 4, 0], [4, 4, 3, 2]]
     """
@@ -85,7 +85,7 @@ def cut_windows(pieces, room, doc_stride):
     """The windows of ragged `pieces` (`[texts, (pieces)]`): `(windows, text, start, length)`, `windows` ragged
     `[windows, (pieces)]` and the rest as `window_spans` gives them.
 
-    Example:
+    Examples:
         >>> cut_windows(tf.ragged.constant([[1, 2, 3, 4, 5, 6, 7]]), room=4, doc_stride=2)[0].to_list()
         [[1, 2, 3, 4], [3, 4, 5, 6], [5, 6, 7]]
     """
@@ -98,7 +98,7 @@ def window_piece_index(lengths, text, start, length):
     """For every piece of every window, its index among all pieces of all texts (texts of `lengths` pieces, one
     after the other): ragged `[windows, (pieces)]`.
 
-    Example:
+    Examples:
         >>> window_piece_index([7, 2], *window_spans([7, 2], room=4, doc_stride=2)).to_list()
         [[0, 1, 2, 3], [2, 3, 4, 5], [4, 5, 6], [7, 8]]
     """
@@ -115,7 +115,7 @@ def max_context(lengths, text, start, length):
     HF's rule for QA (`_check_is_max_context`): a piece scores `min(pieces left of it, pieces right of it) +
     0.01 * window length` in each window that holds it; the highest score wins, the first window on a tie.
 
-    Example:
+    Examples:
         >>> max_context([7], *window_spans([7], room=4, doc_stride=2)).to_list()
         [[True, True, True, False], [False, True, True, False], [False, True, True]]
     """
@@ -161,7 +161,7 @@ def window_words(features, room, doc_stride, cls_token_id, sep_token_id, ignore_
     """Cut whole sentences (`WordPieceFeatures` of `encode_words` with a `sequence_length` that cuts nothing)
     into overlapping windows of `room` pieces sharing `doc_stride`, each packed `[CLS] window [SEP]`.
 
-    Example:
+    Examples:
         >>> whole = encode_words(tokenizer, words, tags, sequence_length=2**31 - 1, ignore_label=0)
         >>> windows = window_words(whole, 126, 32, tokenizer.cls_token_id, tokenizer.sep_token_id, ignore_label=0)
         >>> int(windows.label_mask.flat_values.numpy().sum()) == sum(map(len, words))  # no empty words
@@ -208,7 +208,7 @@ def window_word_predictions(token_predictions, windows, num_words, fill_value=0)
     Returns:
         A list with one array per sentence, of shape `(num_words[i], ...)`.
 
-    Example:
+    Examples:
         >>> tags = window_word_predictions(logits.argmax(-1), windows, [len(w) for w in words], fill_value=outside)
     """
     predictions = np.asarray(token_predictions)
@@ -232,7 +232,7 @@ def make_text_window_dataset(features, window_text, labels=None, *, batch_size=3
     `batch_size` counts texts. `shuffle`, `seed`, `group_by_length` (by a text's tokens over all its windows),
     `order` and `epochs` work as in `kerasbert.data.batching.make_batched_dataset`.
 
-    Example:
+    Examples:
         >>> features = {"token_ids": tf.ragged.constant([[101, 7, 102], [101, 8, 102], [101, 9, 9, 102]]),
         ...             "segment_ids": tf.ragged.constant([[0, 0, 0], [0, 0, 0], [0, 0, 0, 0]])}
         >>> x, y = next(iter(make_text_window_dataset(features, [0, 0, 1], labels=np.array([3, 5]))))
@@ -281,7 +281,7 @@ class Truncation:
     """How much cutting texts at `sequence_length` dropped: per row, the pieces cut (`room`: the pieces a row
     keeps at most).
 
-    Example:
+    Examples:
         >>> Truncation(np.array([0, 40, 10]), sequence_length=128, room=126).message()
         '2 of 3 rows were longer than sequence_length=128 (126 pieces beside the special tokens) and were cut: ...'
     """

@@ -7,7 +7,7 @@ piece; later pieces, `[CLS]`, `[SEP]` get `ignore_label` and a 0 in `label_mask`
 alignment (`label_all_tokens=False`) produces. `word_predictions` maps token predictions back to
 one prediction per word; `entity_spans` and `entity_char_spans` turn word tags into entities.
 
-Example:
+Examples:
     >>> features = encode_words(tokenizer, [["EU", "rejects", "German"]], [["B-ORG", "O", "B-MISC"]],
     ...                         tag_vocabulary=["O", "B-ORG", "B-MISC"])
     >>> features.token_ids.to_list(), features.word_ids.to_list(), features.labels.to_list()
@@ -75,7 +75,7 @@ def encode_words(tokenizer, words, tags=None, *, tag_vocabulary=None, sequence_l
     Returns:
         A `WordPieceFeatures`.
 
-    Example:
+    Examples:
         >>> features = encode_words(tokenizer, [["Ångström", "\\x00", "lab"]], sequence_length=8)
         >>> features.word_ids.to_list(), features.empty_words.tolist()
         ([[-1, 0, 0, 2, -1]], [[0, 1]])
@@ -205,7 +205,7 @@ def word_predictions(token_predictions, word_ids, num_words, fill_value=0):
     Returns:
         A list with one array per sentence, of shape `(num_words[i], ...)`.
 
-    Example:
+    Examples:
         >>> word_predictions([[0, 3, 4, 4, 0]], [[-1, 0, 1, 1, -1]], [3], fill_value=0)
         [array([3, 4, 0])]
     """
@@ -248,7 +248,7 @@ def entity_spans(tags):
     not continue an entity of type X (after `O`, at the start, or after another type) starts a new
     entity; a `B-X` always starts one.
 
-    Example:
+    Examples:
         >>> entity_spans(["B-PER", "I-PER", "O", "I-LOC", "I-ORG", "B-ORG"])
         [('PER', 0, 2), ('LOC', 3, 4), ('ORG', 4, 5), ('ORG', 5, 6)]
     """
@@ -280,7 +280,7 @@ def entity_char_spans(words, entities, word_starts=None):
     The text is `" ".join(words)` unless `word_starts` gives each word's character offset in the
     original text.
 
-    Example:
+    Examples:
         >>> words = ["EU", "rejects", "German", "call"]
         >>> entity_char_spans(words, [("ORG", 0, 1), ("MISC", 2, 3)])
         [('ORG', 0, 2), ('MISC', 11, 17)]

@@ -4,7 +4,7 @@ Every check only reads: the user's DataFrame is never modified. Problems raise a
 `TypeError` for an input that is not tabular at all) that names the column, the first offending
 row's index label, how many rows are affected, and the fix.
 
-Example:
+Examples:
     >>> df = to_dataframe(["a lovely film", "dull"])   # list -> DataFrame copy, column "text"
     >>> validate_text_columns(df, "text")
     >>> validate_label_column(pd.DataFrame({"label": ["pos", "neg"]}), "label")
@@ -30,7 +30,7 @@ def to_dataframe(data, *, text_column="text"):
             (one column each).
         text_column: the column name given to a Series or list of texts.
 
-    Example:
+    Examples:
         >>> to_dataframe(pd.Series(["good", "bad"])).columns.tolist()
         ['text']
         >>> len(to_dataframe("one text"))
@@ -74,7 +74,7 @@ def check_unique_columns(df):
 def require_columns(df, columns):
     """Raise if a column is missing; `columns` maps the caller's argument name to the column name.
 
-    Example:
+    Examples:
         >>> require_columns(pd.DataFrame({"review": ["ok"]}), {"text_column": "text"})
         Traceback (most recent call last):
         ValueError: Column 'text' not found. ... e.g. text_column='review'.
@@ -102,7 +102,7 @@ def validate_text_columns(df, columns, *, allow_empty=False):
             can say which argument to change (plain names are reported as `text_column`).
         allow_empty: accept empty and whitespace-only strings.
 
-    Example:
+    Examples:
         >>> validate_text_columns(df, {"text_column": "premise", "text_pair_column": "hypothesis"})
     """
     for argument, column in _argument_column_pairs(columns, "text_column"):
@@ -122,7 +122,7 @@ def validate_label_column(df, column, *, problem_type=None, argument="label_colu
     of a multi-label example. `problem_type`, when given, must suit the labels: "regression" needs
     numbers, "multilabel" lists, "binary"/"multiclass" class names (whole-number floats allowed).
 
-    Example:
+    Examples:
         >>> validate_label_column(pd.DataFrame({"label": [["a"], ["a", "b"]]}), "label")
         'list'
     """
@@ -133,7 +133,7 @@ def validate_label_column(df, column, *, problem_type=None, argument="label_colu
 def validate_label_values(labels, *, name="label", problem_type=None):
     """`validate_label_column` for a Series (or list) of labels; `name` is used in error messages.
 
-    Example:
+    Examples:
         >>> validate_label_values([0.5, 1.25], problem_type="regression")
         'float'
     """
@@ -162,7 +162,7 @@ def validate_token_columns(df, tokens_column, tags_column=None):
 
     Tags may be strings or ints (one kind for the whole column).
 
-    Example:
+    Examples:
         >>> df = pd.DataFrame({"tokens": [["EU", "rejects"]], "tags": [["B-ORG", "O"]]})
         >>> validate_token_columns(df, "tokens", "tags")
     """
@@ -228,9 +228,9 @@ def validate_endings(endings, column, num_choices=None):
     """Check that every row holds the same number (>= 2, `num_choices` if given) of non-empty
     strings; return that number.
 
-    Example:
-    >>> validate_endings(pd.Series([["a", "b"], ["c", "d"]]), "endings")
-    2
+    Examples:
+        >>> validate_endings(pd.Series([["a", "b"], ["c", "d"]]), "endings")
+        2
     """
     expected, first_row = num_choices, None
     for position, row in enumerate(endings.tolist()):
@@ -276,9 +276,9 @@ def validate_endings(endings, column, num_choices=None):
 def validate_choice_labels(labels, column, num_choices):
     """Check that every label is a whole number in `0..num_choices-1`; return them as int32.
 
-    Example:
-    >>> validate_choice_labels(pd.Series([0, 3.0]), "label", num_choices=4).tolist()
-    [0, 3]
+    Examples:
+        >>> validate_choice_labels(pd.Series([0, 3.0]), "label", num_choices=4).tolist()
+        [0, 3]
     """
     for position, value in enumerate(labels.tolist()):
         label = _row_at(labels, position)

@@ -6,8 +6,8 @@ a `.keras` file and exports it from a fresh `KERAS_BACKEND=tensorflow` process: 
 load with identical outputs under every backend, so the SavedModel is the same one a TensorFlow
 session would write.
 
-Example:
->>> export_saved_model(classifier, "sentiment_savedmodel")   # Task.export calls it
+Examples:
+    >>> export_saved_model(classifier, "sentiment_savedmodel")   # Task.export calls it
 """
 
 import os

@@ -15,10 +15,10 @@ class ModelFunction:
     evenly over its devices are sharded along the batch axis (others run whole, with the same result). torch: eager, without autograd. Arguments may be
     TensorFlow tensors straight from `tf.data`; results come back as numpy arrays.
 
-    Example:
-    >>> logits = ModelFunction(model, lambda x: model(x, training=False))
-    >>> logits.trace(dataset.element_spec)
-    >>> [logits(batch) for batch in dataset]
+    Examples:
+        >>> logits = ModelFunction(model, lambda x: model(x, training=False))
+        >>> logits.trace(dataset.element_spec)
+        >>> [logits(batch) for batch in dataset]
     """
 
     def __init__(self, model, function, static_argnums=()):

@@ -1,8 +1,8 @@
 """Post-training int8 of a task model through Keras' `quantize`, recorded in its config so files reload quantised.
 
-Example:
->>> classifier.quantize("int8")                       # Task.quantize calls quantize_task
->>> classifier.save("sentiment_int8.keras")
+Examples:
+    >>> classifier.quantize("int8")                       # Task.quantize calls quantize_task
+    >>> classifier.save("sentiment_int8.keras")
 """
 
 import keras

@@ -56,9 +56,9 @@ def soft_target_loss(student_logits, teacher_logits, temperature, weight=None):
     over the rows or tokens (where the 0/1 `weight` is 1). The T^2 keeps its gradients at the scale of the
     labels' cross-entropy whatever T (Hinton et al. 2015).
 
-    Example:
-    >>> float(soft_target_loss(np.array([[0.0, 1.0]]), np.array([[0.0, 1.0]]), 2.0))
-    0.0
+    Examples:
+        >>> float(soft_target_loss(np.array([[0.0, 1.0]]), np.array([[0.0, 1.0]]), 2.0))
+        0.0
     """
     teacher = ops.log_softmax(ops.cast(teacher_logits, "float32") / temperature, axis=-1)
     student = ops.log_softmax(ops.cast(student_logits, "float32") / temperature, axis=-1)
@@ -70,9 +70,9 @@ def hard_target_loss(student_logits, labels, weight=None):
     """Cross-entropy of the student's logits on the class ids `labels`, averaged where the 0/1 `weight` is 1
     (as `SparseCategoricalCrossentropy(from_logits=True)` on a task's batches).
 
-    Example:
-    >>> float(hard_target_loss(np.array([[0.0, 0.0]]), np.array([1])))  # log 2
-    0.6931...
+    Examples:
+        >>> float(hard_target_loss(np.array([[0.0, 0.0]]), np.array([1])))  # log 2
+        0.6931...
     """
     losses = ops.sparse_categorical_crossentropy(labels, ops.cast(student_logits, "float32"), from_logits=True)
     return weighted_mean(losses, weight)
@@ -103,9 +103,9 @@ def attention_map_loss(student_maps, teacher_maps, padding_mask):
 def layer_pairs(student_layers, teacher_layers):
     """TinyBERT's uniform mapping: the teacher hidden state (0 = embeddings) each student hidden state learns.
 
-    Example:
-    >>> layer_pairs(3, 6)
-    [0, 2, 4, 6]
+    Examples:
+        >>> layer_pairs(3, 6)
+        [0, 2, 4, 6]
     """
     return [m * teacher_layers // student_layers for m in range(student_layers + 1)]
 
@@ -216,12 +216,12 @@ class Distiller(keras.Model):
         attention_weight: weight of the attention-map loss (>= 0); needs a student built with
             `output_attentions=True` and the teacher's number of heads.
 
-    Example:
-    >>> teacher = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["negative", "positive"])
-    >>> teacher.fit(train_df)
-    >>> student = student_from_teacher(teacher)                     # blocks 0, 2, 4 of 6
-    >>> Distiller(teacher, student, alpha=0.5, temperature=2.0).fit(train_df, epochs=3)
-    >>> student.evaluate(test_df); student.save("student.keras")
+    Examples:
+        >>> teacher = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["negative", "positive"])
+        >>> teacher.fit(train_df)
+        >>> student = student_from_teacher(teacher)                     # blocks 0, 2, 4 of 6
+        >>> Distiller(teacher, student, alpha=0.5, temperature=2.0).fit(train_df, epochs=3)
+        >>> student.evaluate(test_df); student.save("student.keras")
     """
 
     def __init__(self, teacher, student, alpha=0.5, temperature=2.0, hidden_weight=0.0, attention_weight=0.0,
@@ -311,8 +311,8 @@ class Distiller(keras.Model):
         As a task's `fit`: batches of `batch_size` shuffled with `seed` and grouped by length, and unless you
         compiled yourself AdamW with `learning_rate` (default by the student's size), 10% warmup and linear decay.
 
-        Example:
-        >>> history = distiller.fit(train_df, unlabelled=more_texts, epochs=3, validation_data=dev_df)
+        Examples:
+            >>> history = distiller.fit(train_df, unlabelled=more_texts, epochs=3, validation_data=dev_df)
         """
         check_run_arguments(x, batch_size, epochs)
         if unlabelled is not None:

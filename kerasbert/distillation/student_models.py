@@ -5,9 +5,9 @@ class that starts from some of the teacher's blocks (every other one by default)
 head. A student from any preset is an ordinary task built with the teacher's labels:
 `BertClassifier.from_preset("bert_mini_en_uncased", labels=teacher.labels)`.
 
-Example:
->>> student = student_from_teacher(teacher)                  # a 6-layer teacher -> blocks 0, 2, 4
->>> student = student_from_teacher(teacher, layers=[1, 3, 5], output_hidden_states=True)
+Examples:
+    >>> student = student_from_teacher(teacher)                  # a 6-layer teacher -> blocks 0, 2, 4
+    >>> student = student_from_teacher(teacher, layers=[1, 3, 5], output_hidden_states=True)
 """
 
 import keras
@@ -26,10 +26,10 @@ def student_from_teacher(teacher, layers=None, **backbone_overrides):
     `backbone_overrides` replace values of the teacher's backbone config, e.g. `dropout=0.0` or
     `output_hidden_states=True` (which `Distiller(hidden_weight=...)` needs).
 
-    Example:
-    >>> student = student_from_teacher(teacher, layers=[0, 2, 4])
-    >>> student.count_params() < teacher.count_params()
-    True
+    Examples:
+        >>> student = student_from_teacher(teacher, layers=[0, 2, 4])
+        >>> student.count_params() < teacher.count_params()
+        True
     """
     if not isinstance(teacher, DISTILLABLE_TASKS):
         raise TypeError(f"student_from_teacher takes a BertClassifier or BertTokenClassifier, got "

@@ -25,9 +25,9 @@ class BertPreprocessor(keras.layers.Layer):
         pad_to_sequence_length: pad to `sequence_length` (True) or to the longest in the batch
             (False, dynamic padding).
 
-    Example:
-    >>> preprocessor = BertPreprocessor(BertTokenizer("vocab.txt"), sequence_length=8)  # doctest: +SKIP
-    >>> preprocessor(("a question", "its context"))["segment_ids"]  # doctest: +SKIP
+    Examples:
+        >>> preprocessor = BertPreprocessor(BertTokenizer("vocab.txt"), sequence_length=8)  # doctest: +SKIP
+        >>> preprocessor(("a question", "its context"))["segment_ids"]  # doctest: +SKIP
     """
 
     def __init__(self, tokenizer, sequence_length=512, pad_to_sequence_length=True, **kwargs):

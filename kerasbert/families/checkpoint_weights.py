@@ -117,9 +117,9 @@ def masked_lm_head_links(head, family="bert"):
 
     A tied head has no decoder weight of its own: HF ties the decoder to the word embeddings the same way.
 
-    Example:
-    >>> sorted(export_links(masked_lm_head_links(head, "roberta")))[:2]
-    ['lm_head.bias', 'lm_head.dense.bias']
+    Examples:
+        >>> sorted(export_links(masked_lm_head_links(head, "roberta")))[:2]
+        ['lm_head.bias', 'lm_head.dense.bias']
     """
     names = masked_lm_head_names(family)
     yield from dense_links(head.dense, names.dense)
@@ -143,8 +143,8 @@ def assign_links(links, state_dict, source, optional=()):
     match the config, or listing the weights the checkpoint lacks. Names in `optional`
     may be absent (their variables keep their initialisation); returns those missing.
 
-    Example:
-    >>> missing = assign_links(weight_links(backbone), state_dict, "model.safetensors")
+    Examples:
+        >>> missing = assign_links(weight_links(backbone), state_dict, "model.safetensors")
     """
     links = list(links)
     missing = [name for _, names, _ in links for name in names if name not in state_dict]

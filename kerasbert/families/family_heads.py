@@ -7,9 +7,9 @@ embedding width in ALBERT and the ELECTRA generator. RoBERTa and the ELECTRA gen
 whatever the config says. Facts read from transformers 5.24 (`BertLMPredictionHead`, `RobertaLMHead`,
 `AlbertMLMHead`, `DistilBertForMaskedLM`, `ElectraGeneratorPredictions` + `generator_lm_head`).
 
-Example:
->>> MASKED_LM_HEADS["roberta"].bias, MASKED_LM_HEADS["roberta"].activation
-('lm_head.bias', 'gelu')
+Examples:
+    >>> MASKED_LM_HEADS["roberta"].bias, MASKED_LM_HEADS["roberta"].activation
+    ('lm_head.bias', 'gelu')
 """
 
 import dataclasses
@@ -54,9 +54,9 @@ REPLACED_TOKEN_HEAD = "discriminator_predictions"
 def masked_lm_head_names(family):
     """The `MaskedLMHeadNames` of `family` (an HF model_type), or a ValueError listing the known ones.
 
-    Example:
-    >>> masked_lm_head_names("albert").dense
-    'predictions.dense'
+    Examples:
+        >>> masked_lm_head_names("albert").dense
+        'predictions.dense'
     """
     if family not in MASKED_LM_HEADS:
         raise ValueError(f"No masked-LM head is known for the {family!r} family; kerasbert knows "

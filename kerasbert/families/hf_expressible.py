@@ -6,10 +6,10 @@ feed-forward) still has every stock weight, so an HF folder could be written, bu
 into stock BERT and compute something else. `check_hf_expressible` refuses that export by name;
 `allow_lossy=True` turns the refusal into a warning. The kerasbert preset format keeps everything.
 
-Example:
->>> check_hf_expressible(BertBackbone(**config, encoder_block=GatedBlock))
-ValueError: An HF BERT folder cannot hold this backbone: GatedBlock (a TransformerEncoderBlock)
-overrides build, call; 6 weight(s) have no HF name (encoder_block_0/gate, ...). ...
+Examples:
+    >>> check_hf_expressible(BertBackbone(**config, encoder_block=GatedBlock))
+    ValueError: An HF BERT folder cannot hold this backbone: GatedBlock (a TransformerEncoderBlock)
+    overrides build, call; 6 weight(s) have no HF name (encoder_block_0/gate, ...). ...
 """
 
 import warnings

@@ -8,11 +8,11 @@ input rows, so each block needs one all-reduce after attention and one after the
 each kernel is split over the batch axis (ZeRO-3/FSDP style, as keras-hub's Gemma layout does); on
 a mesh whose batch axis has one device that is plain tensor parallelism.
 
-Example:
->>> mesh = keras.distribution.DeviceMesh((1, 2), ("batch", "model"), keras.distribution.list_devices())
->>> layout_map = BertBackbone.get_layout_map(mesh)
->>> with keras.distribution.ModelParallel(layout_map=layout_map, batch_dim_name="batch").scope():
-...     backbone = BertBackbone.from_preset("bert_base_en_uncased")
+Examples:
+    >>> mesh = keras.distribution.DeviceMesh((1, 2), ("batch", "model"), keras.distribution.list_devices())
+    >>> layout_map = BertBackbone.get_layout_map(mesh)
+    >>> with keras.distribution.ModelParallel(layout_map=layout_map, batch_dim_name="batch").scope():
+    ...     backbone = BertBackbone.from_preset("bert_base_en_uncased")
 """
 
 import keras

@@ -4,9 +4,9 @@ Task heads travel with the backbone (`cls.*` pre-training heads, `classifier.*`,
 their HF names, and a fine-tuned classifier's `id2label` into HF), so a converted checkpoint loads into
 the same task models as the original.
 
-Example:
->>> convert_preset("uncased_L-2_H-128_A-2", "bert_tiny_kerasbert")             # Google -> kerasbert
->>> convert_preset("bert_tiny_kerasbert", "bert_tiny_hf", format="hf")          # -> transformers
+Examples:
+    >>> convert_preset("uncased_L-2_H-128_A-2", "bert_tiny_kerasbert")             # Google -> kerasbert
+    >>> convert_preset("bert_tiny_kerasbert", "bert_tiny_hf", format="hf")          # -> transformers
 """
 
 from kerasbert.families.registry import backbone_class_for

@@ -1,10 +1,10 @@
 """The backbone class of each model family, and so of any checkpoint.
 
-Example:
->>> checkpoint = load_checkpoint("my_roberta_folder")           # HF config.json: "model_type": "roberta"
->>> backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint)
->>> type(backbone).__name__
-'RobertaBackbone'
+Examples:
+    >>> checkpoint = load_checkpoint("my_roberta_folder")           # HF config.json: "model_type": "roberta"
+    >>> backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint)
+    >>> type(backbone).__name__
+    'RobertaBackbone'
 """
 
 from kerasbert.families.albert.albert_backbone import AlbertBackbone

@@ -1,8 +1,8 @@
 """How many tokens a packed input may hold: the backbone's position table, less RoBERTa's offset.
 
-Example:
->>> longest_input(roberta_backbone)   # 514 position rows, positions start at padding_token_id + 1 = 2
-512
+Examples:
+    >>> longest_input(roberta_backbone)   # 514 position rows, positions start at padding_token_id + 1 = 2
+    512
 """
 
 
@@ -17,9 +17,9 @@ def packed_input_length(backbone, preprocessor):
     """Tokens per packed input: the preprocessor's `sequence_length`, or the most the backbone's positions hold
     (no preprocessor, or one that does not fix a length).
 
-    Example:
-    >>> packed_input_length(backbone, None)   # a BERT backbone of 512 positions
-    512
+    Examples:
+        >>> packed_input_length(backbone, None)   # a BERT backbone of 512 positions
+        512
     """
     sequence_length = None if preprocessor is None else preprocessor.sequence_length
     return sequence_length or longest_input(backbone)

@@ -13,9 +13,9 @@ TOKENIZER_CLASSES = {"bert": BertTokenizer, "distilbert": BertTokenizer, "electr
 def tokenizer_from_preset(preset, **overrides):
     """The tokenizer of `preset`'s family (a built-in name or a checkpoint folder), with its settings.
 
-    Example:
-    >>> type(tokenizer_from_preset("my_roberta_folder")).__name__  # doctest: +SKIP
-    'RobertaTokenizer'
+    Examples:
+        >>> type(tokenizer_from_preset("my_roberta_folder")).__name__  # doctest: +SKIP
+        'RobertaTokenizer'
     """
     family = load_checkpoint(preset, load_weights=False).family or "bert"
     return load_tokenizer(preset, TOKENIZER_CLASSES[family], **overrides)

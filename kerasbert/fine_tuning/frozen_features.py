@@ -8,10 +8,10 @@ of an uncached `fit` (the token ids ride along), so resuming from a backup and c
 Tasks whose head reads every token (token classification, QA) or several rows per example (multiple choice)
 recompute their frozen backbone each epoch.
 
-Example:
->>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="frozen", layer_mix=True)
->>> classifier.fit(train_df, epochs=20)                       # BERT runs once over train_df
->>> classifier.fit(train_df, epochs=20, cache_features=False)  # BERT runs 20 times (for comparison)
+Examples:
+    >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="frozen", layer_mix=True)
+    >>> classifier.fit(train_df, epochs=20)                       # BERT runs once over train_df
+    >>> classifier.fit(train_df, epochs=20, cache_features=False)  # BERT runs 20 times (for comparison)
 """
 
 import keras

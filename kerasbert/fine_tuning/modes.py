@@ -8,8 +8,8 @@
   et al. 2021, as HF peft).
 The pooler, embeddings and every pre-trained projection stay fixed in the last three.
 
-Example:
->>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora", lora_rank=8)
+Examples:
+    >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora", lora_rank=8)
 """
 
 FINE_TUNING_MODES = ("full", "frozen", "adapters", "lora")

@@ -4,11 +4,11 @@ and the task's settings (labels, fine-tuning mode, sizes), so one backbone serve
 A `.safetensors` file: the weights under their Keras paths, and in its metadata the task class, the task
 arguments and the backbone's shape, checked when it loads.
 
-Example:
->>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora")
->>> classifier.fit(train_df)
->>> classifier.save_task_weights("sentiment.safetensors")        # ~0.2 MB instead of 91 MB
->>> again = BertClassifier.from_task_weights("sentiment.safetensors", "all_minilm_l6_v2_en")
+Examples:
+    >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora")
+    >>> classifier.fit(train_df)
+    >>> classifier.save_task_weights("sentiment.safetensors")        # ~0.2 MB instead of 91 MB
+    >>> again = BertClassifier.from_task_weights("sentiment.safetensors", "all_minilm_l6_v2_en")
 """
 
 import json

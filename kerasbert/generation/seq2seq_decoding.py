@@ -112,9 +112,9 @@ def greedy_search(step, rows, max_length, end_token_id, no_repeat_ngram_size=0):
     With `no_repeat_ngram_size=n`, a token that would repeat an n-gram of the row's target is never chosen
     (`step` must then return `max_length` more candidates than it otherwise would).
 
-    Example:
-    >>> greedy_search(DecodingSteps(task, token_ids, padding_mask, 20, 1, 1, True), 2, 20, 102)
-    [([2054, 2003, 1029], -2.31), ([2129, 2116, 1029], -3.05)]
+    Examples:
+        >>> greedy_search(DecodingSteps(task, token_ids, padding_mask, 20, 1, 1, True), 2, 20, 102)
+        [([2054, 2003, 1029], -2.31), ([2129, 2116, 1029], -3.05)]
     """
     every_row, previous = np.arange(rows), None  # greedy rows keep their own parents
     tokens = np.zeros((rows, 0), np.int64)
@@ -144,8 +144,8 @@ def beam_search(step, sources, beam_size, max_length, end_token_id, length_penal
     `no_repeat_ngram_size=n` (a continuation never repeats an n-gram of its own target, as HF's
     `no_repeat_ngram_size` and UniLM's `forbid_duplicate_ngrams`), `max_length` more.
 
-    Example:
-    >>> beam_search(DecodingSteps(task, token_ids, padding_mask, 20, 4, 8, True), 2, 4, 20, 102)
+    Examples:
+        >>> beam_search(DecodingSteps(task, token_ids, padding_mask, 20, 4, 8, True), 2, 4, 20, 102)
     """
     rows = sources * beam_size
     beam_scores = np.full((sources, beam_size), -np.inf)
@@ -194,9 +194,9 @@ def without_repeated_ngrams(log_probabilities, tokens, ids, size):
     of `size` tokens that the row's `tokens` (`[rows, t]`, its target so far) already hold; unchanged when
     `size` is 0. A row bans at most t candidates, so t more than needed always leave enough.
 
-    Example:
-    >>> without_repeated_ngrams(np.array([[-0.1, -0.5]]), np.array([[7, 8, 7]]), np.array([[8, 9]]), 2).tolist()
-    [[-inf, -0.5]]
+    Examples:
+        >>> without_repeated_ngrams(np.array([[-0.1, -0.5]]), np.array([[7, 8, 7]]), np.array([[8, 9]]), 2).tolist()
+        [[-inf, -0.5]]
     """
     if not size or tokens.shape[1] < size:
         return log_probabilities

@@ -14,9 +14,9 @@ ACTIVATIONS = {
 def get_activation(name):
     """Look up an activation by name: "gelu" (exact erf), "gelu_approximate" (tanh), "relu", "silu".
 
-    Example:
-    >>> float(get_activation("gelu")(ops.array(1.0)))  # doctest: +ELLIPSIS
-    0.841...
+    Examples:
+        >>> float(get_activation("gelu")(ops.array(1.0)))  # doctest: +ELLIPSIS
+        0.841...
     """
     if name not in ACTIVATIONS:
         raise ValueError(

@@ -20,11 +20,11 @@ class Adapter(keras.layers.Layer):
         activation: "gelu" (default), "relu", ... as `TransformerEncoderBlock` names them.
         initializer_range: stddev of the down-projection's initial weights.
 
-    Example:
-    >>> adapter = Adapter(bottleneck_dim=4)
-    >>> x = ops.ones((2, 3, 8))
-    >>> bool(ops.all(adapter(x) == x))
-    True
+    Examples:
+        >>> adapter = Adapter(bottleneck_dim=4)
+        >>> x = ops.ones((2, 3, 8))
+        >>> bool(ops.all(adapter(x) == x))
+        True
     """
 
     def __init__(self, bottleneck_dim, activation="gelu", initializer_range=0.02, **kwargs):

@@ -15,9 +15,9 @@ def merge_masks(padding_mask=None, attention_mask=None):
     Returns a boolean `[B, 1, T|1, T]` mask (True = may attend) broadcastable over
     heads, or None when neither mask is given.
 
-    Example:
-    >>> merge_masks(ops.array([[1, 1, 0]])).shape
-    (1, 1, 1, 3)
+    Examples:
+        >>> merge_masks(ops.array([[1, 1, 0]])).shape
+        (1, 1, 1, 3)
     """
     mask = None
     if padding_mask is not None:
@@ -76,10 +76,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             then `[batch, S]` and `[batch, T, S]`), and the updated cache is returned last.
         cache_update_index: where `x`'s keys and values go in `cache` (an int or a scalar tensor).
 
-    Example:
-    >>> attention = MultiHeadSelfAttention(num_heads=2)
-    >>> tuple(attention(ops.ones((1, 4, 8))).shape)
-    (1, 4, 8)
+    Examples:
+        >>> attention = MultiHeadSelfAttention(num_heads=2)
+        >>> tuple(attention(ops.ones((1, 4, 8))).shape)
+        (1, 4, 8)
     """
 
     def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, lora_rank=None, lora_alpha=None,

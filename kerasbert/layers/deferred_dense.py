@@ -12,11 +12,11 @@ import keras
 class DeferredDense(keras.layers.Dense):
     """`keras.layers.Dense` that also accepts `units=None` until `set_units(n)` creates its weights.
 
-    Example:
-    >>> logits = DeferredDense(None, name="logits")
-    >>> logits(keras.Input((8,))).shape      # built, no weights yet
-    (None, None)
-    >>> logits.set_units(3)                  # kernel (8, 3), bias (3,)
+    Examples:
+        >>> logits = DeferredDense(None, name="logits")
+        >>> logits(keras.Input((8,))).shape      # built, no weights yet
+        (None, None)
+        >>> logits.set_units(3)                  # kernel (8, 3), bias (3,)
     """
 
     def __init__(self, units, **kwargs):

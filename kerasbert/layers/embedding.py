@@ -27,13 +27,13 @@ class TokenSegmentPositionEmbedding(keras.layers.Layer):
             `create_position_ids_from_input_ids`): the tokens other than this id are numbered
             `padding_token_id + 1, + 2, ...` in order, the padding tokens get `padding_token_id`.
 
-    Example:
-    >>> layer = TokenSegmentPositionEmbedding(vocabulary_size=100, hidden_dim=8)
-    >>> out = layer(ops.ones((2, 5), "int32"), ops.zeros((2, 5), "int32"))
-    >>> tuple(out.shape)
-    (2, 5, 8)
-    >>> roberta = TokenSegmentPositionEmbedding(100, 8, max_sequence_length=514, num_segments=1, padding_token_id=1)
-    >>> roberta.position_ids(ops.array([[0, 7, 2, 1, 1]]))  # [[2, 3, 4, 1, 1]]
+    Examples:
+        >>> layer = TokenSegmentPositionEmbedding(vocabulary_size=100, hidden_dim=8)
+        >>> out = layer(ops.ones((2, 5), "int32"), ops.zeros((2, 5), "int32"))
+        >>> tuple(out.shape)
+        (2, 5, 8)
+        >>> roberta = TokenSegmentPositionEmbedding(100, 8, max_sequence_length=514, num_segments=1, padding_token_id=1)
+        >>> roberta.position_ids(ops.array([[0, 7, 2, 1, 1]]))  # [[2, 3, 4, 1, 1]]
     """
 
     def __init__(

@@ -40,11 +40,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
             projections in `lora_targets` ("query", "key", "value", "attention_output", "intermediate",
             "output"; default query and value, as peft); none without `lora_rank`.
 
-    Example:
-    >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
-    >>> x = ops.ones((2, 5, 8))
-    >>> tuple(block(x, padding_mask=ops.ones((2, 5), "bool")).shape)
-    (2, 5, 8)
+    Examples:
+        >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
+        >>> x = ops.ones((2, 5, 8))
+        >>> tuple(block(x, padding_mask=ops.ones((2, 5), "bool")).shape)
+        (2, 5, 8)
     """
 
     def __init__(
@@ -121,11 +121,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
     def make_attention(self):
         """The self-attention sub-layer (built by `build`); override to swap it.
 
-        Example:
-        >>> class TemperatureBlock(TransformerEncoderBlock):
-        ...     def make_attention(self):
-        ...         return TemperatureAttention(self.num_heads, self.attention_dropout,
-        ...                                     self.initializer_range, dtype=self.dtype_policy, name="attention")
+        Examples:
+            >>> class TemperatureBlock(TransformerEncoderBlock):
+            ...     def make_attention(self):
+            ...         return TemperatureAttention(self.num_heads, self.attention_dropout,
+            ...                                     self.initializer_range, dtype=self.dtype_policy, name="attention")
         """
         return MultiHeadSelfAttention(
             self.num_heads, self.attention_dropout, self.initializer_range,

@@ -32,14 +32,14 @@ class MaskedLMHead(keras.layers.Layer):
         sequence_output: `[batch, T, hidden]`.
         mask_positions: optional int `[batch, P]` positions to predict; all positions if None.
 
-    Example:
-    >>> head = MaskedLMHead(vocabulary_size=100)
-    >>> logits = head(ops.ones((2, 6, 8)), ops.array([[1, 2], [0, 5]]))
-    >>> tuple(logits.shape)
-    (2, 2, 100)
-    >>> albert_like = MaskedLMHead(vocabulary_size=100, transform_dim=4)   # hidden 8 -> embedding width 4
-    >>> tuple(albert_like(ops.ones((2, 6, 8))).shape), tuple(albert_like.decoder_kernel.shape)
-    ((2, 6, 100), (4, 100))
+    Examples:
+        >>> head = MaskedLMHead(vocabulary_size=100)
+        >>> logits = head(ops.ones((2, 6, 8)), ops.array([[1, 2], [0, 5]]))
+        >>> tuple(logits.shape)
+        (2, 2, 100)
+        >>> albert_like = MaskedLMHead(vocabulary_size=100, transform_dim=4)   # hidden 8 -> embedding width 4
+        >>> tuple(albert_like(ops.ones((2, 6, 8))).shape), tuple(albert_like.decoder_kernel.shape)
+        ((2, 6, 100), (4, 100))
     """
 
     def __init__(
@@ -135,9 +135,9 @@ class NSPHead(keras.layers.Dense):
     0 means B really follows A, 1 means B is a random sentence. The same head serves
     sentence-order prediction (0 = in order, 1 = swapped).
 
-    Example:
-    >>> tuple(NSPHead()(ops.ones((3, 8))).shape)
-    (3, 2)
+    Examples:
+        >>> tuple(NSPHead()(ops.ones((3, 8))).shape)
+        (3, 2)
     """
 
     def __init__(self, units=2, initializer_range=0.02, **kwargs):
@@ -167,10 +167,10 @@ class ReplacedTokenHead(keras.layers.Layer):
     Call args:
         sequence_output: `[batch, T, hidden]`. Returns float32 `[batch, T]` logits.
 
-    Example:
-    >>> head = ReplacedTokenHead()
-    >>> tuple(head(ops.ones((2, 6, 8))).shape)
-    (2, 6)
+    Examples:
+        >>> head = ReplacedTokenHead()
+        >>> tuple(head(ops.ones((2, 6, 8))).shape)
+        (2, 6)
     """
 
     def __init__(self, activation="gelu", initializer_range=0.02, **kwargs):

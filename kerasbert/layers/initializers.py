@@ -7,7 +7,7 @@ def weight_initializer(initializer_range=0.02):
     """Initialiser of kernels and embedding tables: truncated normal with `initializer_range` as its stddev
     (Google BERT's and keras-hub's; biases start at zero, LayerNorm at one and zero).
 
-    Example:
-    >>> layer = keras.layers.Dense(4, kernel_initializer=weight_initializer(0.02))
+    Examples:
+        >>> layer = keras.layers.Dense(4, kernel_initializer=weight_initializer(0.02))
     """
     return keras.initializers.TruncatedNormal(stddev=initializer_range)

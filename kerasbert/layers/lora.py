@@ -30,10 +30,10 @@ class LowRankUpdate(keras.layers.Layer):
         alpha: peft's `lora_alpha`; the update is scaled by `alpha / rank` (default alpha = rank: scale 1).
         dropout: dropout on the update's input (peft's `lora_dropout`).
 
-    Example:
-    >>> update = LowRankUpdate(units=8, rank=2, alpha=4)
-    >>> x = ops.ones((3, 8))
-    >>> projection = ops.matmul(x, kernel) + update(x)     # equal to x @ kernel at step 0
+    Examples:
+        >>> update = LowRankUpdate(units=8, rank=2, alpha=4)
+        >>> x = ops.ones((3, 8))
+        >>> projection = ops.matmul(x, kernel) + update(x)     # equal to x @ kernel at step 0
     """
 
     def __init__(self, units, rank, alpha=None, dropout=0.0, **kwargs):

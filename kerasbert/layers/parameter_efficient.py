@@ -1,9 +1,9 @@
 """Adapters and LoRA in a backbone: their constructor arguments, loading stock weights around them, and
 merging LoRA back into the kernels.
 
-Example:
->>> backbone = BertBackbone.from_preset("all_minilm_l6_v2_en", lora_rank=8, lora_alpha=16)
->>> stock = backbone.merged()          # same outputs, plain kernels, exportable to HF
+Examples:
+    >>> backbone = BertBackbone.from_preset("all_minilm_l6_v2_en", lora_rank=8, lora_alpha=16)
+    >>> stock = backbone.merged()          # same outputs, plain kernels, exportable to HF
 """
 
 from keras import ops

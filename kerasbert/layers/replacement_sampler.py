@@ -26,10 +26,10 @@ class ReplacementSampler(keras.layers.Layer):
     where the sample differs from the original token (the discriminator's label; a sample equal to the
     original counts as original, as in ELECTRA).
 
-    Example:
-    >>> out = ReplacementSampler()(logits, masked_ids, positions, original_ids, weights, uniforms)
-    >>> sorted(out)
-    ['corrupted_ids', 'replaced', 'sampled_ids']
+    Examples:
+        >>> out = ReplacementSampler()(logits, masked_ids, positions, original_ids, weights, uniforms)
+        >>> sorted(out)
+        ['corrupted_ids', 'replaced', 'sampled_ids']
     """
 
     def call(self, generator_logits, token_ids, mask_positions, mask_ids, mask_weights, sampling_uniforms):

@@ -16,12 +16,12 @@ class ScalarMix(keras.layers.Layer):
     Args:
         num_tensors: how many tensors each call mixes (e.g. `num_layers + 1` hidden states).
 
-    Example:
-    >>> mix = ScalarMix(num_tensors=3)
-    >>> tuple(mix([ops.ones((2, 4)), ops.zeros((2, 4)), ops.ones((2, 4))]).shape)
-    (2, 4)
-    >>> mix.layer_weights().round(3).tolist()
-    [0.333, 0.333, 0.333]
+    Examples:
+        >>> mix = ScalarMix(num_tensors=3)
+        >>> tuple(mix([ops.ones((2, 4)), ops.zeros((2, 4)), ops.ones((2, 4))]).shape)
+        (2, 4)
+        >>> mix.layer_weights().round(3).tolist()
+        [0.333, 0.333, 0.333]
     """
 
     def __init__(self, num_tensors, **kwargs):

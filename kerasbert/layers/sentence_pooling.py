@@ -15,9 +15,9 @@ class SentencePooling(keras.layers.Layer):
     over the real tokens. `normalize=True` divides by the L2 norm (at least 1e-12, as `torch.nn.functional
     .normalize`), so a dot product of two vectors is their cosine similarity. Computed in float32.
 
-    Example:
-    >>> pooling = SentencePooling("mean", normalize=True)
-    >>> vectors = pooling(backbone(inputs)["sequence_output"], inputs["padding_mask"])   # [batch, hidden]
+    Examples:
+        >>> pooling = SentencePooling("mean", normalize=True)
+        >>> vectors = pooling(backbone(inputs)["sequence_output"], inputs["padding_mask"])   # [batch, hidden]
     """
 
     def __init__(self, mode="mean", normalize=False, **kwargs):

@@ -18,9 +18,9 @@ class DenseTaskHead(keras.layers.Layer):
         dropout: dropout rate before the Dense layer.
         initializer_range: the standard deviation of the kernel's initialiser (the backbone's).
 
-    Example:
-    >>> head = DenseTaskHead(3, reads="pooled_output")
-    >>> classifier = BertClassifier(backbone, preprocessor, labels=["a", "b", "c"], head=head)
+    Examples:
+        >>> head = DenseTaskHead(3, reads="pooled_output")
+        >>> classifier = BertClassifier(backbone, preprocessor, labels=["a", "b", "c"], head=head)
     """
 
     def __init__(self, units, reads="pooled_output", dropout=0.1, initializer_range=0.02, **kwargs):

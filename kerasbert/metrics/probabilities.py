@@ -1,8 +1,8 @@
 """Probabilities from logits in numpy, as every task's decoding and scoring read them.
 
-Example:
->>> softmax(np.array([[0.0, 0.0]])).tolist(), sigmoid(np.array([0.0])).tolist()
-([[0.5, 0.5]], [0.5])
+Examples:
+    >>> softmax(np.array([[0.0, 0.0]])).tolist(), sigmoid(np.array([0.0])).tolist()
+    ([[0.5, 0.5]], [0.5])
 """
 
 import numpy as np

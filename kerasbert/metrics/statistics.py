@@ -7,9 +7,9 @@ import pandas as pd
 def accuracy(gold, predicted):
     """Fraction of exact matches.
 
-    Example:
-    >>> accuracy([0, 1, 1], [0, 1, 0])
-    0.6666666666666666
+    Examples:
+        >>> accuracy([0, 1, 1], [0, 1, 0])
+        0.6666666666666666
     """
     return float(np.mean(np.asarray(gold) == np.asarray(predicted)))
 
@@ -28,9 +28,9 @@ def f1_per_class(gold, predicted, num_classes):
 def macro_f1(gold, predicted, num_classes):
     """Unweighted mean of the per-class F1 scores.
 
-    Example:
-    >>> macro_f1([0, 0, 1, 1], [0, 1, 1, 1], 2)
-    0.7333333333333334
+    Examples:
+        >>> macro_f1([0, 0, 1, 1], [0, 1, 1, 1], 2)
+        0.7333333333333334
     """
     return float(f1_per_class(gold, predicted, num_classes).mean())
 
@@ -38,9 +38,9 @@ def macro_f1(gold, predicted, num_classes):
 def matthews_corrcoef(gold, predicted, num_classes):
     """Matthews correlation (multi-class form of Gorodkin 2004; CoLA's metric).
 
-    Example:
-    >>> matthews_corrcoef([0, 0, 1, 1], [0, 1, 1, 1], 2)
-    0.5773502691896258
+    Examples:
+        >>> matthews_corrcoef([0, 0, 1, 1], [0, 1, 1, 1], 2)
+        0.5773502691896258
     """
     confusion = np.zeros((num_classes, num_classes), dtype="float64")
     np.add.at(confusion, (np.asarray(gold), np.asarray(predicted)), 1)
@@ -61,9 +61,9 @@ def pearson(gold, predicted):
 def spearman(gold, predicted):
     """Spearman rank correlation: Pearson on average ranks (ties share their mean rank).
 
-    Example:
-    >>> spearman([1, 2, 3, 4], [10, 20, 30, 25])
-    0.8
+    Examples:
+        >>> spearman([1, 2, 3, 4], [10, 20, 30, 25])
+        0.8
     """
     gold_ranks = pd.Series(np.asarray(gold, "float64")).rank(method="average")
     predicted_ranks = pd.Series(np.asarray(predicted, "float64")).rank(method="average")

@@ -1,8 +1,8 @@
 """The plots: training curves, confusion matrix, per-entity scores, one attention map. Each writes a PNG
 and returns its path. matplotlib runs on its Agg backend (no display needed).
 
-Example:
->>> confusion_matrix(["neg", "pos"], gold=[0, 1, 1], predicted=[0, 1, 0], path="confusion.png")
+Examples:
+    >>> confusion_matrix(["neg", "pos"], gold=[0, 1, 1], predicted=[0, 1, 0], path="confusion.png")
 """
 
 from pathlib import Path

@@ -1,8 +1,8 @@
 """`write_report`: what a training run leaves beside its model: curves, confusion matrix or entity scores,
 `metrics.json` (exactly `evaluate`'s dict) and a model card (`README.md`).
 
-Example:
->>> write_report(classifier, "sentiment_report", data=test_df, history=history, data_name="UCI test")
+Examples:
+    >>> write_report(classifier, "sentiment_report", data=test_df, history=history, data_name="UCI test")
 """
 
 import json

@@ -12,8 +12,8 @@ from kerasbert.presets.registry import PRESETS, preset_names
 def config(name):
     """The `BertBackbone` arguments of a built-in preset, as a new dict.
 
-    Example:
-    >>> BertBackbone(**config("bert_small_en_uncased"), encoder_block=MyBlock)
+    Examples:
+        >>> BertBackbone(**config("bert_small_en_uncased"), encoder_block=MyBlock)
     """
     if name not in PRESETS:
         raise ValueError(f"Unknown preset {name!r}; built-in presets: {preset_names()}.")

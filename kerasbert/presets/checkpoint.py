@@ -28,9 +28,9 @@ def tokenizer_location(folder, family):
     `tokenizer.json` for WordPiece; `spiece.model`), the folder itself for RoBERTa's two files, or None when
     any file is missing.
 
-    Example:
-    >>> tokenizer_location(Path("roberta-base"), "roberta")
-    PosixPath('roberta-base')
+    Examples:
+        >>> tokenizer_location(Path("roberta-base"), "roberta")
+        PosixPath('roberta-base')
     """
     files = TOKENIZER_FILES[family or "bert"]
     if files == ("vocab.txt",) and not (Path(folder) / "vocab.txt").is_file() \

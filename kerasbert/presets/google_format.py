@@ -72,9 +72,9 @@ def find_checkpoint_prefix(folder):
 def read_google_folder(folder, load_weights=True):
     """Read an original Google BERT checkpoint folder into a `Checkpoint`.
 
-    Example:
-    >>> read_google_folder(Path("uncased_L-12_H-768_A-12")).backbone_config["hidden_dim"]
-    768
+    Examples:
+        >>> read_google_folder(Path("uncased_L-12_H-768_A-12")).backbone_config["hidden_dim"]
+        768
     """
     import tensorflow as tf
 

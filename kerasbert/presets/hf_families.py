@@ -4,11 +4,11 @@ A family says which HF config keys hold which backbone arguments, the HF class d
 `config.json` may leave out, and the backbone arguments it fixes (a DistilBERT has no segments and no
 pooler): a reader sets them, a writer refuses a backbone whose values differ, because HF could not hold it.
 
-Example:
->>> backbone_config_from_hf({"model_type": "roberta", "pad_token_id": 1, ...}, "config.json")["padding_token_id"]
-1
->>> hf_config_from_backbone(albert_backbone.get_config(), "albert")["num_hidden_groups"]
-1
+Examples:
+    >>> backbone_config_from_hf({"model_type": "roberta", "pad_token_id": 1, ...}, "config.json")["padding_token_id"]
+    1
+    >>> hf_config_from_backbone(albert_backbone.get_config(), "albert")["num_hidden_groups"]
+    1
 """
 
 import dataclasses

@@ -158,10 +158,10 @@ def check_weights_fit_the_config(state_dict, config, model_type, source):
 def read_hf_folder(folder, load_weights=True, allow_pickle=False):
     """Read a HF folder of any supported family (`config.json`'s `model_type`) into a `Checkpoint`.
 
-    Example:
-    >>> checkpoint = read_hf_folder(Path("all-MiniLM-L6-v2"))
-    >>> checkpoint.backbone_config["num_layers"], checkpoint.family
-    (6, 'bert')
+    Examples:
+        >>> checkpoint = read_hf_folder(Path("all-MiniLM-L6-v2"))
+        >>> checkpoint.backbone_config["num_layers"], checkpoint.family
+        (6, 'bert')
     """
     folder = Path(folder)
     hf_config = read_json(folder / "config.json")

@@ -31,8 +31,8 @@ def write_kerasbert_folder(folder, model, tokenizer=None, task_config=None, head
     -> arrays in torch layout (a folder saved without heads loses any it held before). `card`: the
     `README.md` text (default: `model_card(model)`).
 
-    Example:
-    >>> write_kerasbert_folder("my_bert", backbone, tokenizer)
+    Examples:
+        >>> write_kerasbert_folder("my_bert", backbone, tokenizer)
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -76,9 +76,9 @@ def load_checkpoint(preset, load_weights=True, allow_pickle=False):
     kerasbert, HF or Google format, or `hf://org/name`. With `load_weights=False` a
     built-in name needs no download: its config is data in the registry.
 
-    Example:
-    >>> load_checkpoint("bert_base_en_uncased", load_weights=False).backbone_config["num_layers"]
-    12
+    Examples:
+        >>> load_checkpoint("bert_base_en_uncased", load_weights=False).backbone_config["num_layers"]
+        12
     """
     preset = str(preset)
     if preset in PRESETS:
@@ -107,9 +107,9 @@ def preset_folder(preset):
     """The local folder of `preset` (a built-in name fetched from its source, `hf://` fetched, a folder as
     given), or None when it is not a folder.
 
-    Example:
-    >>> (preset_folder("all_minilm_l6_v2_en") / "config.json").is_file()
-    True
+    Examples:
+        >>> (preset_folder("all_minilm_l6_v2_en") / "config.json").is_file()
+        True
     """
     preset = str(preset)
     if preset in PRESETS:
@@ -134,9 +134,9 @@ def load_tokenizer(preset, cls, **overrides):
     """Build tokenizer class `cls` with the files and settings of `preset`; a `FamilyMismatchError` when `cls`
     is not the tokenizer of the preset's family (`cls.families`).
 
-    Example:
-    >>> load_tokenizer("all_minilm_l6_v2_en", BertTokenizer).vocabulary_size()
-    30522
+    Examples:
+        >>> load_tokenizer("all_minilm_l6_v2_en", BertTokenizer).vocabulary_size()
+        30522
     """
     preset = str(preset)
     checkpoint = load_checkpoint(preset, load_weights=False)

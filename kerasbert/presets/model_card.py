@@ -19,8 +19,8 @@ def model_card(model, metrics=None, data_name=None, data_rows=None, training=Non
                model_file=None, pictures=()):
     """The model card as Markdown: task (or backbone), labels, data, hyperparameters, metrics, versions, date.
 
-    Example:
-    >>> print(model_card(classifier, classifier.evaluate(test_df), data_name="UCI test"))
+    Examples:
+        >>> print(model_card(classifier, classifier.evaluate(test_df), data_name="UCI test"))
     """
     backbone = getattr(model, "backbone", model)
     config = backbone.get_config()

@@ -142,8 +142,8 @@ PRESETS = {
 def preset_names():
     """The built-in preset names, sorted.
 
-    Example:
-    >>> "bert_base_en_uncased" in preset_names()
-    True
+    Examples:
+        >>> "bert_base_en_uncased" in preset_names()
+        True
     """
     return sorted(PRESETS)

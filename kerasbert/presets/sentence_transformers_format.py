@@ -13,9 +13,9 @@ def read_sentence_transformers_settings(folder):
     """`{"pooling", "normalize", "sequence_length"}` of a sentence-transformers folder; `{}` for any other
     folder (or None). A pooling kerasbert does not compute (several modes, sqrt-length) is a named error.
 
-    Example:
-    >>> read_sentence_transformers_settings(minilm_folder)
-    {'pooling': 'mean', 'normalize': True, 'sequence_length': 256}
+    Examples:
+        >>> read_sentence_transformers_settings(minilm_folder)
+        {'pooling': 'mean', 'normalize': True, 'sequence_length': 256}
     """
     if folder is None or not (Path(folder) / "modules.json").is_file():
         return {}

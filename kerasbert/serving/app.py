@@ -6,9 +6,9 @@ pairs (`[["question", "answer"]]`), or objects with the model's columns (`[{"que
 Errors: malformed JSON 400; too many inputs or too long a text 413; inputs the model refuses 422 (the
 message says why); the server keeps serving.
 
-Example:
->>> app = create_app(keras.saving.load_model("sentiment.keras"))
->>> uvicorn.run(app, host="127.0.0.1", port=8000)
+Examples:
+    >>> app = create_app(keras.saving.load_model("sentiment.keras"))
+    >>> uvicorn.run(app, host="127.0.0.1", port=8000)
 """
 
 import asyncio

@@ -5,9 +5,9 @@ others to join it; while the model works (in one worker thread), the next batch 
 A batch that fails is predicted request by request, so that one bad request gets its error and the others
 their answers.
 
-Example:
->>> batcher = MicroBatcher(model.predict, max_batch=32, max_wait_ms=5)
->>> predictions = await batcher.predict(frame)          # inside the server's event loop
+Examples:
+    >>> batcher = MicroBatcher(model.predict, max_batch=32, max_wait_ms=5)
+    >>> predictions = await batcher.predict(frame)          # inside the server's event loop
 """
 
 import asyncio

@@ -72,13 +72,13 @@ class BertClassifier(Task):
             windows in a batch compiles the train step once more), and the default metrics are weighted
             (`weighted_metrics`) to count each text once.
 
-    Example:
-    >>> clf = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["neg", "pos"])
-    >>> clf.fit(train_df, validation_data=dev_df, epochs=2)   # columns "text", "label"
-    >>> clf.evaluate(test_df)                                  # {"loss", "accuracy", "f1", "mcc"}
-    >>> clf.predict(["what a lovely film"])                     # DataFrame: label, score, probabilities
-    >>> long = BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=512, doc_stride=128)
-    >>> long.fit(chapters_df, batch_size=4)                   # every piece of every chapter is read
+    Examples:
+        >>> clf = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["neg", "pos"])
+        >>> clf.fit(train_df, validation_data=dev_df, epochs=2)   # columns "text", "label"
+        >>> clf.evaluate(test_df)                                  # {"loss", "accuracy", "f1", "mcc"}
+        >>> clf.predict(["what a lovely film"])                     # DataFrame: label, score, probabilities
+        >>> long = BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=512, doc_stride=128)
+        >>> long.fit(chapters_df, batch_size=4)                   # every piece of every chapter is read
     """
 
     hf_head = ("classifier", "BertForSequenceClassification")  # a fine-tuned HF model's head
@@ -149,9 +149,9 @@ class BertClassifier(Task):
         """What each output means in `predict` and `export`: the class names, or the class ids 0..n-1 while they
         are unknown (built with `num_classes` only and not fit yet; fit may still learn names).
 
-        Example:
-        >>> BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=3).output_labels
-        [0, 1, 2]
+        Examples:
+            >>> BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=3).output_labels
+            [0, 1, 2]
         """
         return list(range(self.num_classes)) if self.class_names is None else self.class_names
 
@@ -260,8 +260,8 @@ class BertClassifier(Task):
     def class_weight_by_index(self, class_weight):
         """`{label: weight}` (label names, or class indices 0..n-1) -> Keras' `{index: weight}`.
 
-        Example:
-        >>> classifier.fit(df, class_weight={"spam": 5.0, "ham": 1.0})
+        Examples:
+            >>> classifier.fit(df, class_weight={"spam": 5.0, "ham": 1.0})
         """
         if self.problem_type not in ("binary", "multiclass"):
             raise ValueError("class_weight needs single-label classification; this classifier is "
@@ -289,8 +289,8 @@ class BertClassifier(Task):
     def fit(self, *args, cache_features=None, **kwargs):
         """`Task.fit`; with `doc_stride`, `batch_size` counts texts and the loss is on each text's pooled logits.
 
-        Example:
-        >>> BertClassifier.from_preset("all_minilm_l6_v2_en", doc_stride=64).fit(chapters_df, batch_size=4)
+        Examples:
+            >>> BertClassifier.from_preset("all_minilm_l6_v2_en", doc_stride=64).fit(chapters_df, batch_size=4)
         """
         if self.doc_stride is not None:
             if cache_features:

@@ -50,10 +50,10 @@ def build_masked_lm_head(backbone):
     `backbone.token_embedding` (its dense maps to that table's width), the family's activation (RoBERTa and
     ELECTRA: exact GELU; the others: the backbone's), the backbone's epsilon.
 
-    Example:
-    >>> head = build_masked_lm_head(AlbertBackbone.from_preset("albert_base_v2", load_weights=False))
-    >>> head.transform_dim, head.activation
-    (128, 'gelu_approximate')
+    Examples:
+        >>> head = build_masked_lm_head(AlbertBackbone.from_preset("albert_base_v2", load_weights=False))
+        >>> head.transform_dim, head.activation
+        (128, 'gelu_approximate')
     """
     return MaskedLMHead(
         backbone.vocabulary_size, token_embedding=backbone.token_embedding,
@@ -123,9 +123,9 @@ class BertMaskedLM(Task):
             logits. Saved in `.keras` files; it has no HF names, so `save_to_preset` and
             `export_to_hf` refuse it.
 
-    Example:
-    >>> fill = BertMaskedLM.from_preset("my_pretrained_preset")
-    >>> fill.predict(["Mr. Darcy was a [MASK] man."], top_k=3)[["tokens", "scores"]]
+    Examples:
+        >>> fill = BertMaskedLM.from_preset("my_pretrained_preset")
+        >>> fill.predict(["Mr. Darcy was a [MASK] man."], top_k=3)[["tokens", "scores"]]
     """
 
     config_names = ("text_column",)
@@ -164,16 +164,16 @@ class BertMaskedLM(Task):
         """Write a kerasbert preset (backbone, vocabulary, masked-LM head) that `from_preset` of any
         application reads.
 
-        Example:
-        >>> fill.save_to_preset("my_fill_mask")
+        Examples:
+            >>> fill.save_to_preset("my_fill_mask")
         """
         return write_task_preset(self, folder, self.head_weights())
 
     def export_to_hf(self, folder, allow_lossy=False):
         """Write a HF folder that `transformers.BertForMaskedLM.from_pretrained` loads.
 
-        Example:
-        >>> fill.export_to_hf("hf_fill_mask")
+        Examples:
+            >>> fill.export_to_hf("hf_fill_mask")
         """
         return self.backbone.export_to_hf(folder, self.tokenizer, heads=self.head_weights(),
                                           allow_lossy=allow_lossy)

@@ -47,11 +47,11 @@ class BertMultipleChoice(Task):
         uses_question: whether the second segment starts with the question; None decides on the
             first `fit` (the question column present means yes).
 
-    Example:
-    >>> model = BertMultipleChoice.from_preset("all_minilm_l6_v2_en")
-    >>> model.fit(load_swag("swagaf/data/train.csv"), epochs=2)
-    >>> model.evaluate(load_swag("swagaf/data/val.csv"))    # {"loss", "accuracy"}
-    >>> model.predict(load_swag("swagaf/data/test.csv"))    # DataFrame: choice, ending, score, probabilities
+    Examples:
+        >>> model = BertMultipleChoice.from_preset("all_minilm_l6_v2_en")
+        >>> model.fit(load_swag("swagaf/data/train.csv"), epochs=2)
+        >>> model.evaluate(load_swag("swagaf/data/val.csv"))    # {"loss", "accuracy"}
+        >>> model.predict(load_swag("swagaf/data/test.csv"))    # DataFrame: choice, ending, score, probabilities
     """
 
     hf_head = ("classifier", None)  # HF BertForMultipleChoice: `classifier.*` with one output
@@ -223,9 +223,9 @@ class BertMultipleChoice(Task):
 class FlattenChoices(keras.layers.Layer):
     """A dict of `[batch, choices, tokens]` tensors -> the same dict as `[batch * choices, tokens]`.
 
-    Example:
-    >>> tuple(FlattenChoices()({"token_ids": ops.ones((2, 4, 7), "int32")})["token_ids"].shape)
-    (8, 7)
+    Examples:
+        >>> tuple(FlattenChoices()({"token_ids": ops.ones((2, 4, 7), "int32")})["token_ids"].shape)
+        (8, 7)
     """
 
     def call(self, inputs):
@@ -236,9 +236,9 @@ class FlattenChoices(keras.layers.Layer):
 class UnflattenChoices(keras.layers.Layer):
     """Scores `[batch * choices, 1]` -> logits `[batch, choices]` (the first two axes of `reference`).
 
-    Example:
-    >>> tuple(UnflattenChoices()(ops.zeros((8, 1)), ops.ones((2, 4, 7), "int32")).shape)
-    (2, 4)
+    Examples:
+        >>> tuple(UnflattenChoices()(ops.zeros((8, 1)), ops.ones((2, 4, 7), "int32")).shape)
+        (2, 4)
     """
 
     def call(self, scores, reference):

@@ -40,12 +40,12 @@ class BertMultiTask(Task):
     Each task is also a full single-task model on the shared layers: `multitask.task("mrpc")` predicts,
     evaluates and saves on its own.
 
-    Example:
-    >>> multitask = BertMultiTask.from_preset("all_minilm_l6_v2_en", sequence_length=128,
-    ...                                       tasks={"mrpc": mrpc_train, "stsb": stsb_train, "ner": conll_train})
-    >>> multitask.fit({"mrpc": mrpc_train, "stsb": stsb_train, "ner": conll_train}, epochs=3)
-    >>> multitask.evaluate({"mrpc": mrpc_dev, "stsb": stsb_dev})   # {"mrpc": {...}, "stsb": {...}}
-    >>> multitask.predict(["It rains.", "It pours."], task="mrpc")
+    Examples:
+        >>> multitask = BertMultiTask.from_preset("all_minilm_l6_v2_en", sequence_length=128,
+        ...                                       tasks={"mrpc": mrpc_train, "stsb": stsb_train, "ner": conll_train})
+        >>> multitask.fit({"mrpc": mrpc_train, "stsb": stsb_train, "ner": conll_train}, epochs=3)
+        >>> multitask.evaluate({"mrpc": mrpc_dev, "stsb": stsb_dev})   # {"mrpc": {...}, "stsb": {...}}
+        >>> multitask.predict(["It rains.", "It pours."], task="mrpc")
     """
 
     def __init__(self, backbone, preprocessor, tasks, **kwargs):
@@ -84,8 +84,8 @@ class BertMultiTask(Task):
         batches, but, as every Keras optimizer updates every variable each step, AdamW's momentum and weight
         decay still move it a little there (PyTorch skips parameters without a gradient).
 
-        Example:
-        >>> multitask.fit({"mrpc": mrpc_train, "rte": rte_train}, epochs=3, mixing={"mrpc": 1, "rte": 2})
+        Examples:
+            >>> multitask.fit({"mrpc": mrpc_train, "rte": rte_train}, epochs=3, mixing={"mrpc": 1, "rte": 2})
         """
         if kwargs:
             raise TypeError(f"BertMultiTask.fit got unexpected arguments {sorted(kwargs)}; evaluate each task with "
@@ -158,8 +158,8 @@ class BertMultiTask(Task):
     def evaluate(self, x=None, batch_size=None, verbose="auto", **kwargs):
         """`{task: that task's evaluate dict}` for a dict `{task: DataFrame}`.
 
-        Example:
-        >>> multitask.evaluate({"mrpc": mrpc_dev})["mrpc"]["f1"]
+        Examples:
+            >>> multitask.evaluate({"mrpc": mrpc_dev})["mrpc"]["f1"]
         """
         return {name: self.task(name).evaluate(frame, batch_size=batch_size, verbose=verbose, **kwargs)
                 for name, frame in self.checked_task_data(x).items()}

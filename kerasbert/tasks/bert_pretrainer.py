@@ -77,12 +77,12 @@ class BertPretrainer(Task):
             plus `"nsp": [batch, 2]` logits with a next-sentence task. Saved in `.keras` files; it
             has no HF names, so `save_to_preset` and `export_to_hf` refuse it.
 
-    Example:
-    >>> pretrainer = BertPretrainer.from_preset("bert_mini_en_uncased", load_weights=False)
-    >>> chapters = austen.groupby(["book", "chapter"])["text"].agg("\\n".join)
-    >>> pretrainer.fit(chapters.tolist(), epochs=3, batch_size=32)
-    >>> pretrainer.evaluate(held_out_chapters)   # {"loss", "mlm_loss", "mlm_accuracy", ...}
-    >>> pretrainer.save_to_preset("austen_bert")  # then BertClassifier.from_preset("austen_bert", ...)
+    Examples:
+        >>> pretrainer = BertPretrainer.from_preset("bert_mini_en_uncased", load_weights=False)
+        >>> chapters = austen.groupby(["book", "chapter"])["text"].agg("\\n".join)
+        >>> pretrainer.fit(chapters.tolist(), epochs=3, batch_size=32)
+        >>> pretrainer.evaluate(held_out_chapters)   # {"loss", "mlm_loss", "mlm_accuracy", ...}
+        >>> pretrainer.save_to_preset("austen_bert")  # then BertClassifier.from_preset("austen_bert", ...)
     """
 
     def __init__(
@@ -174,9 +174,9 @@ class BertPretrainer(Task):
         Every application's `from_preset(folder)` reads it (a fine-tuning task takes the backbone;
         `BertPretrainer` and `BertMaskedLM` also the heads).
 
-        Example:
-        >>> pretrainer.save_to_preset("austen_bert")
-        >>> BertClassifier.from_preset("austen_bert", num_classes=2)
+        Examples:
+            >>> pretrainer.save_to_preset("austen_bert")
+            >>> BertClassifier.from_preset("austen_bert", num_classes=2)
         """
         task_config = {"class_name": keras.saving.get_registered_name(type(self)),
                        "config": self.pretraining_options()}
@@ -186,8 +186,8 @@ class BertPretrainer(Task):
         """Write a HF folder that `transformers.BertForPreTraining.from_pretrained` loads with both
         heads (`BertForMaskedLM` without a next-sentence task).
 
-        Example:
-        >>> pretrainer.export_to_hf("austen_bert_hf")
+        Examples:
+            >>> pretrainer.export_to_hf("austen_bert_hf")
         """
         return self.backbone.export_to_hf(folder, self.tokenizer, heads=self.head_weights(),
                                           allow_lossy=allow_lossy)
@@ -211,10 +211,10 @@ class BertPretrainer(Task):
         `fit_role` ("the training data", "the validation data"): batches for Keras' steps, which
         under a `keras.distribution` must split over its devices (checked here).
 
-        Example:
-        >>> inputs, targets, weights = next(iter(pretrainer.pretraining_dataset(chapters)))
-        >>> sorted(inputs), sorted(targets)
-        (['mask_positions', 'padding_mask', 'segment_ids', 'token_ids'], ['mlm', 'nsp'])
+        Examples:
+            >>> inputs, targets, weights = next(iter(pretrainer.pretraining_dataset(chapters)))
+            >>> sorted(inputs), sorted(targets)
+            (['mask_positions', 'padding_mask', 'segment_ids', 'token_ids'], ['mlm', 'nsp'])
         """
         masking = masking or self.masking
         if masking not in MASKING:
@@ -383,10 +383,10 @@ def hf_pretraining_batch(inputs, targets, weights):
     MLM labels written as HF's data collator writes them (the original token at each masked position,
     -100 everywhere else), so an HF model can train on kerasbert's examples and masks.
 
-    Example:
-    >>> batch = hf_pretraining_batch(*next(iter(pretrainer.pretraining_dataset(chapters))))
-    >>> sorted(batch)
-    ['attention_mask', 'input_ids', 'labels', 'next_sentence_label', 'token_type_ids']
+    Examples:
+        >>> batch = hf_pretraining_batch(*next(iter(pretrainer.pretraining_dataset(chapters))))
+        >>> sorted(batch)
+        ['attention_mask', 'input_ids', 'labels', 'next_sentence_label', 'token_type_ids']
     """
     inputs, targets, weights = ({name: np.asarray(value) for name, value in part.items()}
                                 for part in (inputs, targets, weights))
@@ -405,9 +405,9 @@ class MaskedLMCrossEntropy(keras.metrics.Metric):
     """Mean cross-entropy over the weighted (real) masked positions of all batches seen, or its exp
     (perplexity) with `exponentiate=True`.
 
-    Example:
-    >>> metric = MaskedLMCrossEntropy(exponentiate=True)
-    >>> metric.update_state([[3, 0]], logits, sample_weight=[[1.0, 0.0]])   # only position 0 counts
+    Examples:
+        >>> metric = MaskedLMCrossEntropy(exponentiate=True)
+        >>> metric.update_state([[3, 0]], logits, sample_weight=[[1.0, 0.0]])   # only position 0 counts
     """
 
     def __init__(self, name="mlm_cross_entropy", exponentiate=False, **kwargs):

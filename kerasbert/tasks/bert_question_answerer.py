@@ -36,9 +36,9 @@ class SpanLoss(keras.losses.Loss):
 
     `y_true`: `(batch, 2)` start and end token positions; `y_pred`: `(batch, tokens, 2)` logits.
 
-    Example:
-    >>> float(SpanLoss()(np.array([[1, 2]]), np.zeros((1, 4, 2))))  # uniform over 4 tokens: log(4)
-    1.3862943...
+    Examples:
+        >>> float(SpanLoss()(np.array([[1, 2]]), np.zeros((1, 4, 2))))  # uniform over 4 tokens: log(4)
+        1.3862943...
     """
 
     def __init__(self, name="span_loss", **kwargs):
@@ -82,12 +82,12 @@ class BertQuestionAnswerer(Task):
         question_column, context_column, answer_texts_column, answer_starts_column: column names.
         id_column: question ids for error messages, if the data has that column (else the row index).
 
-    Example:
-    >>> qa = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", doc_stride=128)
-    >>> qa.fit(load_squad("train-v1.1.json"), batch_size=16)
-    >>> qa.evaluate(load_squad("dev-v1.1.json"))               # {"exact_match", "f1", "total"}
-    >>> qa.predict([{"question": "Who wrote it?", "context": "Ada wrote it in 1843."}])
-    ... # DataFrame: answer "Ada", start 0, end 3, score
+    Examples:
+        >>> qa = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", doc_stride=128)
+        >>> qa.fit(load_squad("train-v1.1.json"), batch_size=16)
+        >>> qa.evaluate(load_squad("dev-v1.1.json"))               # {"exact_match", "f1", "total"}
+        >>> qa.predict([{"question": "Who wrote it?", "context": "Ada wrote it in 1843."}])
+        ... # DataFrame: answer "Ada", start 0, end 3, score
     """
 
     default_sequence_length = 384  # windows of HF run_qa's `max_seq_length`
@@ -217,8 +217,8 @@ class BertQuestionAnswerer(Task):
         Hold out whole contexts (articles), not just questions: on new questions about paragraphs it
         trained on, a model confidently gives the spans it memorised, and the threshold comes out biased.
 
-        Example:
-        >>> qa.tune_null_score_threshold(held_out)   # {"null_score_threshold": -1.7, "f1": 0.61}
+        Examples:
+            >>> qa.tune_null_score_threshold(held_out)   # {"null_score_threshold": -1.7, "f1": 0.61}
         """
         if not self.allow_no_answer:
             raise ValueError("tune_null_score_threshold is for SQuAD v2.0 models (allow_no_answer=True): "
@@ -339,9 +339,9 @@ def to_question_frame(data, question_column="question", context_column="context"
     """A new DataFrame of questions and contexts from a DataFrame (copied), a dict of columns, a list
     of `{question, context}` dicts, or a `(questions, contexts)` tuple of lists (or of two strings).
 
-    Example:
-    >>> to_question_frame(("Who?", "Ada wrote it.")).to_dict("records")
-    [{'question': 'Who?', 'context': 'Ada wrote it.'}]
+    Examples:
+        >>> to_question_frame(("Who?", "Ada wrote it.")).to_dict("records")
+        [{'question': 'Who?', 'context': 'Ada wrote it.'}]
     """
     if isinstance(data, pd.DataFrame):
         return data.copy()
@@ -370,10 +370,10 @@ def validate_answers(frame, question_ids, context_column, answer_texts_column, a
     A cell holds a list (one entry per reference answer; empty: no answer) or a single value.
     Raises ValueError naming the column, the row, the question id and the fix.
 
-    Example:
-    >>> validate_answers(pd.DataFrame({"context": ["Ada wrote it."], "answer_texts": [["Ada"]],
-    ...                  "answer_starts": [[0]]}), ["q1"], "context", "answer_texts", "answer_starts")
-    ([['Ada']], [[0]])
+    Examples:
+        >>> validate_answers(pd.DataFrame({"context": ["Ada wrote it."], "answer_texts": [["Ada"]],
+        ...                  "answer_starts": [[0]]}), ["q1"], "context", "answer_texts", "answer_starts")
+        ([['Ada']], [[0]])
     """
     all_texts, all_starts = [], []
     rows = zip(frame.index, question_ids, frame[context_column], frame[answer_texts_column],

@@ -44,9 +44,9 @@ def seq2seq_attention_mask(segment_ids, padding_mask):
     token and either in the source (segment 0) or not after i. So the source is read bidirectionally and
     never sees the target; the target sees the source and itself left to right.
 
-    Example:
-    >>> seq2seq_attention_mask(ops.array([[0, 0, 1, 1]]), ops.array([[1, 1, 1, 1]]))[0].tolist()
-    [[True, True, False, False], [True, True, False, False], [True, True, True, False], [True, True, True, True]]
+    Examples:
+        >>> seq2seq_attention_mask(ops.array([[0, 0, 1, 1]]), ops.array([[1, 1, 1, 1]]))[0].tolist()
+        [[True, True, False, False], [True, True, False, False], [True, True, True, False], [True, True, True, True]]
     """
     positions = ops.cumsum(ops.ones_like(segment_ids, "int32"), axis=1)
     not_after = positions[:, None, :] <= positions[:, :, None]
@@ -108,12 +108,12 @@ class BertSeq2Seq(Task):
         mask_probability: the fraction of each target masked in training (UniLM: 0.7).
         source_column, target_column: the DataFrame columns.
 
-    Example:
-    >>> writer = BertSeq2Seq.from_preset("all_minilm_l6_v2_en", max_source_length=64, max_target_length=24)
-    >>> writer.fit(pd.DataFrame({"source": sentences, "target": questions}), epochs=2)
-    >>> writer.generate(["the eiffel tower [SEP] The Eiffel Tower is in Paris."], beam_size=4)
-    ['where is the eiffel tower?']
-    >>> writer.save("questions.keras")   # keras.saving.load_model(...).generate(...) gives the same
+    Examples:
+        >>> writer = BertSeq2Seq.from_preset("all_minilm_l6_v2_en", max_source_length=64, max_target_length=24)
+        >>> writer.fit(pd.DataFrame({"source": sentences, "target": questions}), epochs=2)
+        >>> writer.generate(["the eiffel tower [SEP] The Eiffel Tower is in Paris."], beam_size=4)
+        ['where is the eiffel tower?']
+        >>> writer.save("questions.keras")   # keras.saving.load_model(...).generate(...) gives the same
     """
 
     config_names = ("max_source_length", "max_target_length", "mask_probability", "source_column",
@@ -216,8 +216,8 @@ class BertSeq2Seq(Task):
         `accuracy` and `perplexity` (exp of the loss), with masks drawn from `seed`; Keras-level data goes to
         Keras `evaluate`.
 
-        Example:
-        >>> writer.evaluate(test_df)   # {"loss": 2.9, "accuracy": 0.47, "perplexity": 18.2}
+        Examples:
+            >>> writer.evaluate(test_df)   # {"loss": 2.9, "accuracy": 0.47, "perplexity": 18.2}
         """
         check_run_arguments(x, batch_size)
         if not is_raw(x):
@@ -251,9 +251,9 @@ class BertSeq2Seq(Task):
         `use_cache=False` recomputes the whole sequence each step instead of keeping keys and values (same
         tokens, slower: see `seq2seq_decoding`). Sources are tokenised and truncated as in training.
 
-        Example:
-        >>> writer.generate("the eiffel tower [SEP] The Eiffel Tower is in Paris.")
-        'where is the eiffel tower?'
+        Examples:
+            >>> writer.generate("the eiffel tower [SEP] The Eiffel Tower is in Paris.")
+            'where is the eiffel tower?'
         """
         generated = self.generate_with_scores(texts, max_length, beam_size, length_penalty, batch_size, use_cache,
                                               no_repeat_ngram_size)
@@ -265,8 +265,8 @@ class BertSeq2Seq(Task):
         log-probability when greedy; the beam score with beams), indexed as the input; Keras-level data goes
         to Keras `predict` (the masked-LM logits). Arguments as `generate`.
 
-        Example:
-        >>> writer.predict(test_df, beam_size=4)[["source", "generated"]]
+        Examples:
+            >>> writer.predict(test_df, beam_size=4)[["source", "generated"]]
         """
         check_run_arguments(x, batch_size)
         if not is_raw(x):

@@ -30,10 +30,10 @@ class BertTextEncoder(Task):
         normalize: divide each vector by its L2 norm (then a dot product is the cosine similarity).
         text_column: the DataFrame column of the texts.
 
-    Example:
-    >>> encoder = BertTextEncoder.from_preset("all_minilm_l6_v2_en")
-    >>> vectors = encoder.encode(["A man is eating food.", "A man is riding a horse."])   # [2, 384] numpy
-    >>> encoder.search(["Who eats?"], corpus=["A man is eating food.", "A cat sleeps."], top_k=1)
+    Examples:
+        >>> encoder = BertTextEncoder.from_preset("all_minilm_l6_v2_en")
+        >>> vectors = encoder.encode(["A man is eating food.", "A man is riding a horse."])   # [2, 384] numpy
+        >>> encoder.search(["Who eats?"], corpus=["A man is eating food.", "A cat sleeps."], top_k=1)
     """
 
     config_names = ("pooling", "normalize", "text_column")
@@ -52,9 +52,9 @@ class BertTextEncoder(Task):
     def from_preset(cls, preset, pooling=None, normalize=None, sequence_length=None, load_weights=True, **kwargs):
         """The encoder of `preset`, pooled as its sentence-transformers files say (see the class docstring).
 
-        Example:
-        >>> BertTextEncoder.from_preset("all_minilm_l6_v2_en").sequence_length
-        256
+        Examples:
+            >>> BertTextEncoder.from_preset("all_minilm_l6_v2_en").sequence_length
+            256
         """
         if pooling is not None and pooling not in POOLING_MODES:
             raise ValueError(f"pooling={pooling!r} is not one of {list(POOLING_MODES)}.")
@@ -84,9 +84,9 @@ class BertTextEncoder(Task):
         """The vectors of `texts` (one text, a list, a Series or a DataFrame) as a float32 array
         `[texts, hidden]`, in input order.
 
-        Example:
-        >>> encoder.encode("A man is eating food.").shape
-        (1, 384)
+        Examples:
+            >>> encoder.encode("A man is eating food.").shape
+            (1, 384)
         """
         outputs, _ = self.predict_outputs(texts, batch_size, verbose=verbose)
         return np.asarray(outputs, np.float32).reshape(-1, self.backbone.hidden_dim)
@@ -97,8 +97,8 @@ class BertTextEncoder(Task):
     def similarity(self, texts, other_texts):
         """Cosine similarity of every text with every other text: `[len(texts), len(other_texts)]`.
 
-        Example:
-        >>> encoder.similarity(["A man is eating."], ["Someone eats.", "A plane takes off."]).round(2)
+        Examples:
+            >>> encoder.similarity(["A man is eating."], ["Someone eats.", "A plane takes off."]).round(2)
         """
         return cosine_similarity(self.encode(texts, verbose=0), self.encode(other_texts, verbose=0))
 
@@ -108,8 +108,8 @@ class BertTextEncoder(Task):
         Returns a DataFrame with one row per (query, hit): `query`, `rank` (1 is the best), `text`,
         `corpus_index` and `score`.
 
-        Example:
-        >>> encoder.search("Where do I plug it in?", corpus=reviews["text"], top_k=3)
+        Examples:
+            >>> encoder.search("Where do I plug it in?", corpus=reviews["text"], top_k=3)
         """
         check_count("top_k", top_k)
         queries = to_dataframe(queries, text_column="text")["text"].tolist()

@@ -66,12 +66,12 @@ class BertTokenClassifier(Task):
         doc_stride: None cuts at `sequence_length`; an int (less than `sequence_length - 2`) tags every word of
             a long text through overlapping windows (also in `export`).
 
-    Example:
-    >>> ner = BertTokenClassifier.from_preset("all_minilm_l6_v2_en", num_tags=9)
-    >>> ner.fit(load_conll("conll2003/train.txt"), epochs=3)    # columns "tokens", "tags"
-    >>> ner.evaluate(load_conll("conll2003/test.txt"))          # {"precision", "recall", "f1", ...}
-    >>> ner.predict(["EU rejects German call."])["entities"][0][0]
-    {'type': 'ORG', 'text': 'EU', 'start': 0, 'end': 2, 'score': 0.99...}
+    Examples:
+        >>> ner = BertTokenClassifier.from_preset("all_minilm_l6_v2_en", num_tags=9)
+        >>> ner.fit(load_conll("conll2003/train.txt"), epochs=3)    # columns "tokens", "tags"
+        >>> ner.evaluate(load_conll("conll2003/test.txt"))          # {"precision", "recall", "f1", ...}
+        >>> ner.predict(["EU rejects German call."])["entities"][0][0]
+        {'type': 'ORG', 'text': 'EU', 'start': 0, 'end': 2, 'score': 0.99...}
     """
 
     hf_head = ("classifier", "BertForTokenClassification")  # a fine-tuned HF model's head
@@ -354,9 +354,9 @@ def split_words(tokenizer, texts):
 
     Returns the words of each text and their character offsets in it.
 
-    Example:
-    >>> split_words(tokenizer, ["Ångström's lab."])
-    ([['Ångström', "'", 's', 'lab', '.']], [[0, 8, 9, 11, 14]])
+    Examples:
+        >>> split_words(tokenizer, ["Ångström's lab."])
+        ([['Ångström', "'", 's', 'lab', '.']], [[0, 8, 9, 11, 14]])
     """
     ids, starts, ends = tokenizer.tokenize_with_offsets(tf.constant(texts, tf.string, shape=[len(texts)]))
     row_splits = ids.row_splits.numpy()
@@ -392,9 +392,9 @@ def entity_scores(gold, predicted):
     An entity counts as found when its type and word span match exactly. `gold` and `predicted`
     are lists of tag lists (BIO/IOB, repaired as `entity_spans` does).
 
-    Example:
-    >>> entity_scores([["B-PER", "I-PER", "O", "B-LOC"]], [["B-PER", "I-PER", "O", "O"]])
-    {'precision': 1.0, 'recall': 0.5, 'f1': 0.666..., 'per_type_f1': {'LOC': 0.0, 'PER': 1.0}, 'per_type': {...}}
+    Examples:
+        >>> entity_scores([["B-PER", "I-PER", "O", "B-LOC"]], [["B-PER", "I-PER", "O", "O"]])
+        {'precision': 1.0, 'recall': 0.5, 'f1': 0.666..., 'per_type_f1': {'LOC': 0.0, 'PER': 1.0}, 'per_type': {...}}
     """
     gold_entities = {(row, *span) for row, tags in enumerate(gold) for span in entity_spans(tags)}
     found_entities = {(row, *span) for row, tags in enumerate(predicted) for span in entity_spans(tags)}

@@ -79,14 +79,15 @@ class ElectraPretrainer(BertPretrainer):
             `intermediate_dim`, and optionally `activation`, `dropout`, `attention_dropout`,
             `layer_norm_epsilon`, `initializer_range`); None: `generator_config_for(backbone)`.
         rtd_weight: the discriminator loss's weight (ELECTRA's lambda, 50).
-        max_sequence_length, short_seq_prob, dupe_factor, masking, mask_selection_rate, mask_token_rate,
-            random_token_rate, max_selections, mask_strategy, text_column: as in `BertPretrainer`.
+        **pretraining_options: `max_sequence_length`, `short_seq_prob`, `dupe_factor`, `masking`,
+            `mask_selection_rate`, `mask_token_rate`, `random_token_rate`, `max_selections`, `mask_strategy`,
+            `text_column`: as in `BertPretrainer`.
 
-    Example:
-    >>> backbone = ElectraBackbone.from_preset("electra_small_discriminator", load_weights=False)
-    >>> electra = ElectraPretrainer(backbone, BertPreprocessor(BertTokenizer.from_preset("bert_mini_en_uncased")))
-    >>> electra.fit(chapters, epochs=1, batch_size=32, learning_rate=5e-4)
-    >>> electra.save_to_preset("austen_electra")   # then BertClassifier.from_preset("austen_electra", ...)
+    Examples:
+        >>> backbone = ElectraBackbone.from_preset("electra_small_discriminator", load_weights=False)
+        >>> electra = ElectraPretrainer(backbone, BertPreprocessor(BertTokenizer.from_preset("bert_mini_en_uncased")))
+        >>> electra.fit(chapters, epochs=1, batch_size=32, learning_rate=5e-4)
+        >>> electra.save_to_preset("austen_electra")   # then BertClassifier.from_preset("austen_electra", ...)
     """
 
     def __init__(
@@ -166,9 +167,9 @@ class ElectraPretrainer(BertPretrainer):
         `Task.from_preset`'s. Checkpoints of another family, or a generator whose embeddings cannot be the
         discriminator's, are errors before any model is built.
 
-        Example:
-        >>> electra = ElectraPretrainer.from_preset("electra-small-discriminator",
-        ...                                         generator_preset="electra-small-generator")
+        Examples:
+            >>> electra = ElectraPretrainer.from_preset("electra-small-discriminator",
+            ...                                         generator_preset="electra-small-generator")
         """
         discriminator = load_checkpoint(preset, load_weights=False)
         if discriminator.family != "electra":
@@ -218,9 +219,9 @@ class ElectraPretrainer(BertPretrainer):
         """Documents -> a `tf.data.Dataset` of input dicts (see the class docstring), as
         `BertPretrainer.pretraining_dataset` (same arguments) plus `sampling_uniforms` drawn with `seed`.
 
-        Example:
-        >>> sorted(next(iter(electra.pretraining_dataset(chapters))))
-        ['mask_ids', 'mask_positions', 'mask_weights', 'padding_mask', 'sampling_uniforms', 'segment_ids', 'token_ids']
+        Examples:
+            >>> sorted(next(iter(electra.pretraining_dataset(chapters))))
+            ['mask_ids', 'mask_positions', 'mask_weights', 'padding_mask', 'sampling_uniforms', 'segment_ids', 'token_ids']
         """
         batches = super().pretraining_dataset(documents, batch_size, seed, masking, shuffle, group_by_length,
                                               fit_role)
@@ -270,8 +271,8 @@ class ElectraPretrainer(BertPretrainer):
         and `replaced_fraction`, with static masks and draws from `seed`. Keras-level data goes to Keras
         `evaluate`.
 
-        Example:
-        >>> electra.evaluate(held_out_chapters)["rtd_accuracy"]
+        Examples:
+            >>> electra.evaluate(held_out_chapters)["rtd_accuracy"]
         """
         if not is_documents(x):
             check_keras_data(x, DOCUMENTS_HINT, "evaluate")

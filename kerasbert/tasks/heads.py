@@ -1,9 +1,9 @@
 """A task model's head on the backbone: the default (dropout + a float32 Dense, optionally on a learned mix of
 every layer) or a user's `head=` layer checked against the shape the task needs.
 
-Example:
->>> outputs, logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
-...                                                   (None, 2), "BertClassifier", dropout=0.1)
+Examples:
+    >>> outputs, logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
+    ...                                                   (None, 2), "BertClassifier", dropout=0.1)
 """
 
 import keras
@@ -31,9 +31,9 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
     `ScalarMix` of every hidden state instead (at `[CLS]` where it reads the pooled output); the backbone
     must output its hidden states.
 
-    Example:
-    >>> outputs, logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
-    ...                                      (None, 2), "BertClassifier", dropout=0.1)
+    Examples:
+        >>> outputs, logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
+        ...                                      (None, 2), "BertClassifier", dropout=0.1)
     """
     features = head_features(backbone, inputs)
     if head is not None:

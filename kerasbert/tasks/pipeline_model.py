@@ -6,9 +6,9 @@ into a DataFrame by its `decode` hook; `evaluate` scores with its `score` hook. 
 pass straight through to Keras. Unless the user compiles, `fit` compiles AdamW with warmup and linear decay.
 keras-hub keeps the same split (`pipeline_model.py` under `task.py`).
 
-Example:
->>> classifier.fit(train_df, epochs=2)          # PipelineModel.fit: prepare -> batches -> keras fit
->>> classifier.predict(["a lovely film"])       # prepare -> outputs_of -> decode
+Examples:
+    >>> classifier.fit(train_df, epochs=2)          # PipelineModel.fit: prepare -> batches -> keras fit
+    >>> classifier.predict(["a lovely film"])       # prepare -> outputs_of -> decode
 """
 
 import contextlib
@@ -66,9 +66,9 @@ def check_run_arguments(data, batch_size, epochs=1):
 def progress_verbosity(verbose, steps):
     """Keras' `verbose` for a progress bar over `steps` batches: "auto" is 1 for long runs, 0 for short ones.
 
-    Example:
-    >>> progress_verbosity("auto", 3), progress_verbosity("auto", 200), progress_verbosity(2, 3)
-    (0, 1, 2)
+    Examples:
+        >>> progress_verbosity("auto", 3), progress_verbosity("auto", 200), progress_verbosity(2, 3)
+        (0, 1, 2)
     """
     if verbose == "auto":
         return 1 if steps > QUIET_BATCHES else 0
@@ -219,8 +219,8 @@ class PipelineModel(keras.Model):
         `cache_features`: with `fine_tuning="frozen"`, run BERT once over the data and train the head on
         the stored vectors every epoch (None: whenever the task can; `kerasbert.fine_tuning.frozen_features`).
 
-        Example:
-        >>> classifier.fit(train_df, epochs=3, backup_dir="sentiment_backup")
+        Examples:
+            >>> classifier.fit(train_df, epochs=3, backup_dir="sentiment_backup")
         """
         check_run_arguments(x, batch_size, epochs)
         check_learning_rate(learning_rate)

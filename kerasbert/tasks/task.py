@@ -16,13 +16,13 @@ default head: `kerasbert.tasks.heads.task_outputs`), names the constructor argum
 - `heads_from_checkpoint(checkpoint)`: load the head of a fine-tuned checkpoint. Optional (`hf_head` for a Dense).
 - `balanced_class_weight(prepared)` / `class_weight_by_index(class_weight)`: `fit(class_weight=...)`. Optional.
 
-Example:
->>> class MyTask(Task):
-...     def __init__(self, backbone, preprocessor, **kwargs):
-...         outputs, self.logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2,
-...                                                                "pooled_output", (None, 2), "MyTask")
-...         super().__init__(inputs=backbone.input, outputs=outputs, backbone=backbone,
-...                          preprocessor=preprocessor, head_inputs=head_inputs, **kwargs)
+Examples:
+    >>> class MyTask(Task):
+    ...     def __init__(self, backbone, preprocessor, **kwargs):
+    ...         outputs, self.logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2,
+    ...                                                                "pooled_output", (None, 2), "MyTask")
+    ...         super().__init__(inputs=backbone.input, outputs=outputs, backbone=backbone,
+    ...                          preprocessor=preprocessor, head_inputs=head_inputs, **kwargs)
 """
 
 import os
@@ -96,9 +96,9 @@ class Task(PipelineModel):
         `kerasbert.fine_tuning.modes`; `layer_mix=True` (a task argument) feeds the head a learned
         mix of every layer.
 
-        Example:
-        >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2)
-        >>> lora = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora", lora_rank=8)
+        Examples:
+            >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2)
+            >>> lora = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora", lora_rank=8)
         """
         if sequence_length is not None:
             check_count("sequence_length", sequence_length, minimum=3)
@@ -164,8 +164,8 @@ class Task(PipelineModel):
         """Write only what this task trained (adapters or LoRA factors, trained LayerNorms, the head) and its
         settings (labels, fine-tuning mode) to a `.safetensors` file: see `kerasbert.fine_tuning.task_weights`.
 
-        Example:
-        >>> classifier.save_task_weights("sentiment.safetensors")
+        Examples:
+            >>> classifier.save_task_weights("sentiment.safetensors")
         """
         return save_task_weights(self, path)
 
@@ -177,8 +177,8 @@ class Task(PipelineModel):
     def from_task_weights(cls, path, preset, load_weights=True):
         """This task on `preset`, with the settings and trained weights of the task file at `path`.
 
-        Example:
-        >>> classifier = BertClassifier.from_task_weights("sentiment.safetensors", "all_minilm_l6_v2_en")
+        Examples:
+            >>> classifier = BertClassifier.from_task_weights("sentiment.safetensors", "all_minilm_l6_v2_en")
         """
         return task_from_weights(cls, path, preset, load_weights)
 
@@ -208,8 +208,8 @@ class Task(PipelineModel):
         tokeniser is a TensorFlow graph, so under JAX or torch the export runs in a
         TensorFlow-backend subprocess (see `export_under_tensorflow`).
 
-        Example:
-        >>> classifier.export("sentiment_savedmodel")
+        Examples:
+            >>> classifier.export("sentiment_savedmodel")
         """
         return export_saved_model(self, path)
 
@@ -222,9 +222,9 @@ class Task(PipelineModel):
         two moments per weight would triple the file. `include_optimizer=True` keeps both, to
         resume training where it stopped.
 
-        Example:
-        >>> classifier.save("sentiment.keras")  # ~ the weights' size; reloads and predicts
-        >>> classifier.save("checkpoint.keras", include_optimizer=True)  # to fit further
+        Examples:
+            >>> classifier.save("sentiment.keras")  # ~ the weights' size; reloads and predicts
+            >>> classifier.save("checkpoint.keras", include_optimizer=True)  # to fit further
         """
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(f"{filepath} exists; pass overwrite=True to replace it, or another path.")
@@ -248,9 +248,9 @@ class Task(PipelineModel):
         before its product: closer to float32, and on CPUs without fast int8 kernels faster). The model saves to
         `.keras` (reloaded quantised) and exports; it is for inference, not for more training.
 
-        Example:
-        >>> classifier.quantize("int8")
-        >>> classifier.save("sentiment_int8.keras")
+        Examples:
+            >>> classifier.quantize("int8")
+            >>> classifier.save("sentiment_int8.keras")
         """
         self.quantization = quantize_task(self, mode, weight_only, config, **kwargs)
         # Compiled functions hold the float variables Keras just replaced.

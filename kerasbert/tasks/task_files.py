@@ -1,7 +1,7 @@
 """Load a saved task model (`.keras`), with errors that name a missing, truncated or foreign file.
 
-Example:
->>> classifier = load_task("sentiment.keras")
+Examples:
+    >>> classifier = load_task("sentiment.keras")
 """
 
 import zipfile

@@ -4,7 +4,7 @@
 stays one window -> logits: `pool_windows` pools its outputs at `predict`, `pooled_on_windows` inside the
 training loss (keras.ops, every backend), and `pool_windows_in_graph` in an exported SavedModel.
 
-Example:
+Examples:
     >>> pool_windows(np.array([[1.0, 0.0], [3.0, 2.0], [5.0, 5.0]]), [0, 0, 1], 2, "mean").tolist()
     [[2.0, 1.0], [5.0, 5.0]]
 """
@@ -19,7 +19,7 @@ WINDOW_POOLINGS = ("mean", "max")
 def check_window_pooling(window_pooling):
     """`window_pooling` if it is "mean" or "max"; a ValueError naming the argument otherwise.
 
-    Example:
+    Examples:
         >>> check_window_pooling("max")
         'max'
     """
@@ -32,7 +32,7 @@ def check_window_pooling(window_pooling):
 def pool_windows(logits, window_text, num_texts, window_pooling):
     """NumPy `[windows, ...]` logits -> `[num_texts, ...]`: the mean or max over each text's windows.
 
-    Example:
+    Examples:
         >>> pool_windows(np.array([[1.0, 0.0], [3.0, 2.0], [5.0, 5.0]]), [0, 0, 1], 2, "max").tolist()
         [[3.0, 2.0], [5.0, 5.0]]
     """
@@ -53,7 +53,7 @@ def pooled_on_windows(logits, window_text, window_pooling):
     """`[windows, classes]` logits -> `[windows, classes]`: on every window, its text's pooled logits (keras.ops,
     differentiable; `window_text` numbers the texts of the batch).
 
-    Example:
+    Examples:
         >>> keras.ops.convert_to_numpy(pooled_on_windows(np.array([[1.0], [3.0], [5.0]]), np.array([0, 0, 1]),
         ...                                              "mean")).tolist()
         [[2.0], [2.0], [5.0]]
@@ -71,7 +71,7 @@ def first_windows(window_text):
     """Per window: 1.0 on each text's first window, 0.0 on the others (`window_text` sorted). As weights of the
     pooled logits on every window, they count each text once.
 
-    Example:
+    Examples:
         >>> keras.ops.convert_to_numpy(first_windows(np.array([0, 0, 0, 1]))).tolist()
         [1.0, 0.0, 0.0, 1.0]
     """
@@ -83,7 +83,7 @@ def pool_windows_in_graph(logits, window_text, window_pooling):
     """TensorFlow `[windows, classes]` -> `[texts, classes]` for a SavedModel (`window_text` sorted, every text
     with a window).
 
-    Example:
+    Examples:
         >>> pool_windows_in_graph(tf.constant([[1.0], [3.0], [5.0]]), tf.constant([0, 0, 1]), "max").numpy().tolist()
         [[3.0], [5.0]]
     """

@@ -31,13 +31,13 @@ class BertPacker(keras.layers.Layer):
     of them for pairs. Returns a dict of `token_ids` and `segment_ids` (int32) and `padding_mask`
     (bool).
 
-    Example:
-    >>> packer = BertPacker(cls_token_id=101, sep_token_id=102, pad_token_id=0, sequence_length=8)
-    >>> outputs = packer((tf.ragged.constant([[7, 8, 9, 10]]), tf.ragged.constant([[11, 12, 13, 14]])))
-    >>> outputs["token_ids"].numpy().tolist()
-    [[101, 7, 8, 102, 11, 12, 13, 102]]
-    >>> outputs["segment_ids"].numpy().tolist()
-    [[0, 0, 0, 0, 1, 1, 1, 1]]
+    Examples:
+        >>> packer = BertPacker(cls_token_id=101, sep_token_id=102, pad_token_id=0, sequence_length=8)
+        >>> outputs = packer((tf.ragged.constant([[7, 8, 9, 10]]), tf.ragged.constant([[11, 12, 13, 14]])))
+        >>> outputs["token_ids"].numpy().tolist()
+        [[101, 7, 8, 102, 11, 12, 13, 102]]
+        >>> outputs["segment_ids"].numpy().tolist()
+        [[0, 0, 0, 0, 1, 1, 1, 1]]
     """
 
     def __init__(

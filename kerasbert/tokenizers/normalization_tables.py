@@ -31,12 +31,12 @@ MAPPING_SHIFT = 5
 class NormalizationTables(NamedTuple):
     """The arrays the TensorFlow graph looks code points up in.
 
-    Example:
-    >>> tables = build_normalization_tables(lowercase=True, strip_accents=True)
-    >>> properties = tables.blocks[tables.block_starts[ord("A") >> 8] + (ord("A") & 255)]
-    >>> mapping = (properties >> MAPPING_SHIFT) - 1
-    >>> tables.map_values[tables.map_row_splits[mapping]:tables.map_row_splits[mapping + 1]].tolist()
-    [97]
+    Examples:
+        >>> tables = build_normalization_tables(lowercase=True, strip_accents=True)
+        >>> properties = tables.blocks[tables.block_starts[ord("A") >> 8] + (ord("A") & 255)]
+        >>> mapping = (properties >> MAPPING_SHIFT) - 1
+        >>> tables.map_values[tables.map_row_splits[mapping]:tables.map_row_splits[mapping + 1]].tolist()
+        [97]
     """
 
     block_starts: np.ndarray

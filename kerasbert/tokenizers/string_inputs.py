@@ -6,9 +6,9 @@ import tensorflow as tf
 def to_string_tensor(texts, layer_name):
     """A `tf.string` Tensor or RaggedTensor holding `texts`; TypeError for anything that is not text.
 
-    Example:
-    >>> to_string_tensor(["a b", "c"], "BertTokenizer").shape
-    TensorShape([2])
+    Examples:
+        >>> to_string_tensor(["a b", "c"], "BertTokenizer").shape
+        TensorShape([2])
     """
     if isinstance(texts, (list, tuple)) and len(texts) == 0:
         return tf.constant([], tf.string)

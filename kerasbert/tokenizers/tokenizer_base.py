@@ -23,9 +23,9 @@ class TokenizerBase:
     `hf_tokenizer_config()` and `word_start_marker` (the mark of a piece that starts a word, or None when
     the mark is on the pieces that continue one, `continuation_marker`).
 
-    Example:
-    >>> class MyTokenizer(TokenizerBase, keras.layers.Layer): ...
-    >>> MyTokenizer(...).token_to_id("[CLS]")
+    Examples:
+        >>> class MyTokenizer(TokenizerBase, keras.layers.Layer): ...
+        >>> MyTokenizer(...).token_to_id("[CLS]")
     """
 
     def __init__(self, **kwargs):
@@ -42,8 +42,8 @@ class TokenizerBase:
     def from_preset(cls, preset, **kwargs):
         """The tokenizer of a preset name or checkpoint folder: its files and settings.
 
-        Example:
-        >>> RobertaTokenizer.from_preset("my_roberta_folder")  # doctest: +SKIP
+        Examples:
+            >>> RobertaTokenizer.from_preset("my_roberta_folder")  # doctest: +SKIP
         """
         return load_tokenizer(preset, cls=cls, **kwargs)
 
@@ -60,9 +60,9 @@ class TokenizerBase:
         """A bool per vocabulary id: True for pieces that continue a word (BERT's `##...`; in RoBERTa and
         ALBERT a piece without the word-start mark `Ġ` / `▁`). Special tokens start words.
 
-        Example:
-        >>> tokenizer.continuation_flags()[tokenizer.token_to_id("##s")]  # doctest: +SKIP
-        True
+        Examples:
+            >>> tokenizer.continuation_flags()[tokenizer.token_to_id("##s")]  # doctest: +SKIP
+            True
         """
         vocabulary = self.get_vocabulary()
         if self.continuation_marker is not None:
@@ -77,9 +77,9 @@ class TokenizerBase:
         """Keep the five special tokens (`unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`) after
         checking each is a non-empty string: a TypeError or ValueError naming the argument otherwise.
 
-        Example:
-        >>> self.set_special_tokens(unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
-        ...                         mask_token="[MASK]")
+        Examples:
+            >>> self.set_special_tokens(unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+            ...                         mask_token="[MASK]")
         """
         defaults = inspect.signature(type(self)).parameters
         for name, token in tokens.items():
@@ -112,9 +112,9 @@ class TokenizerBase:
         """A batch of ids (an int32 Tensor or RaggedTensor `[rows, ...]`) as a RaggedTensor of rows; run eagerly,
         a ValueError when an id is outside the vocabulary (`detokenize`'s first step).
 
-        Example:
-        >>> tokenizer.checked_id_rows(to_int_ids([[101, 7592], [102]])).row_lengths().numpy().tolist()
-        [2, 1]
+        Examples:
+            >>> tokenizer.checked_id_rows(to_int_ids([[101, 7592], [102]])).row_lengths().numpy().tolist()
+            [2, 1]
         """
         vocabulary_size = len(self._checked_vocabulary())
         if isinstance(ids, tf.Tensor):

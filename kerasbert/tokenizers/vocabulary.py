@@ -17,8 +17,8 @@ TRAILING_WHITESPACE = "".join(
 def read_vocabulary_file(path):
     """The tokens of a `vocab.txt`, in id order, read as HF `tokenizers` reads them.
 
-    Example:
-    >>> tokens = read_vocabulary_file("my_bert/vocab.txt")  # doctest: +SKIP
+    Examples:
+        >>> tokens = read_vocabulary_file("my_bert/vocab.txt")  # doctest: +SKIP
     """
     path = os.fspath(path)
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "vocab.txt")):

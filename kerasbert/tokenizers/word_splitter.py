@@ -61,10 +61,10 @@ class WordSplitter:
         special_tokens: strings matched verbatim in the raw text (before normalisation), each
             occurrence becoming one word; an empty list matches none.
 
-    Example:
-    >>> splitter = WordSplitter(True, True, True, ["[MASK]"])
-    >>> splitter.split(tf.constant(["Café [MASK]!"])).words.numpy().tolist()
-    [b'cafe', b'[MASK]', b'!']
+    Examples:
+        >>> splitter = WordSplitter(True, True, True, ["[MASK]"])
+        >>> splitter.split(tf.constant(["Café [MASK]!"])).words.numpy().tolist()
+        [b'cafe', b'[MASK]', b'!']
     """
 
     def __init__(self, lowercase, strip_accents, tokenize_chinese_chars, special_tokens):

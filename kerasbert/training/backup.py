@@ -10,8 +10,8 @@ mid-epoch and started again ends with the weights of a run never interrupted.
 Unlike `keras.callbacks.BackupAndRestore`, the seed-generator states are kept (else dropout draws other masks
 after a restart) and a kill between two files cannot pair new weights with an old epoch number.
 
-Example:
->>> classifier.fit(train_df, epochs=3, backup_dir="run1_backup")   # killed in epoch 2? run it again
+Examples:
+    >>> classifier.fit(train_df, epochs=3, backup_dir="run1_backup")   # killed in epoch 2? run it again
 """
 
 import json

@@ -6,11 +6,11 @@ found before training starts. A `tf.distribute` strategy (MirroredStrategy, TPUS
 4 + 3, but its loss is then the mean of the replicas' means, not of the 7 examples: a step unlike
 one device's on the same batch, so it gets a warning.
 
-Example:
->>> keras.distribution.set_distribution(keras.distribution.DataParallel())
->>> batch_shards()  # 2 on two devices
-2
->>> check_batches_split_evenly(31, 8)  # ValueError: batch 3 of the training data has 7 examples
+Examples:
+    >>> keras.distribution.set_distribution(keras.distribution.DataParallel())
+    >>> batch_shards()  # 2 on two devices
+    2
+    >>> check_batches_split_evenly(31, 8)  # ValueError: batch 3 of the training data has 7 examples
 """
 
 import warnings

@@ -1,10 +1,10 @@
 """Checks of `fit`'s and the task constructors' keyword arguments, before any computation: each bad value
 is a TypeError or ValueError that names the argument and what it accepts.
 
-Example:
->>> check_learning_rate(-1)
-Traceback (most recent call last):
-ValueError: learning_rate must be a positive number or a keras LearningRateSchedule, got -1.
+Examples:
+    >>> check_learning_rate(-1)
+    Traceback (most recent call last):
+    ValueError: learning_rate must be a positive number or a keras LearningRateSchedule, got -1.
 """
 
 import numbers
@@ -57,8 +57,8 @@ def split_for_validation(frame, validation_split, validation_data):
     """Keras' `validation_split` for a DataFrame: the last `validation_split` of its rows (before any shuffle)
     become the validation data; returns `(training rows, validation rows)`, copies of `frame`'s parts.
 
-    Example:
-    >>> train, validation = split_for_validation(df, 0.1, None)
+    Examples:
+        >>> train, validation = split_for_validation(df, 0.1, None)
     """
     if validation_data is not None:
         raise ValueError("Pass validation_data or validation_split, not both.")

@@ -40,8 +40,8 @@ class AdamW(keras.optimizers.AdamW):
     The same update runs on every backend: TensorFlow uses one fused `ResourceApplyAdam` kernel per
     variable, torch a handful of `_foreach` kernels over all variables, JAX keras.ops under `jit`.
 
-    Example:
-    >>> optimizer = AdamW(learning_rate=5e-5, weight_decay=0.01, epsilon=1e-8)
+    Examples:
+        >>> optimizer = AdamW(learning_rate=5e-5, weight_decay=0.01, epsilon=1e-8)
     """
 
     def __init__(self, *args, amsgrad=False, layer_decay=None, **kwargs):
@@ -188,10 +188,10 @@ def layer_rate_multipliers(paths, layer_decay):
     where depth is 0 for the embeddings, i + 1 for `encoder_block_i` and L + 1 for everything above the L
     blocks (pooler, final LayerNorm, task head), which keeps the full rate.
 
-    Example:
-    >>> layer_rate_multipliers(["embedding/token_embedding/embeddings", "encoder_block_0/attention/qkv_dense/kernel",
-    ...                         "encoder_block_1/output_dense/kernel", "logits/kernel"], 0.5)
-    [0.125, 0.25, 0.5, 1.0]
+    Examples:
+        >>> layer_rate_multipliers(["embedding/token_embedding/embeddings", "encoder_block_0/attention/qkv_dense/kernel",
+        ...                         "encoder_block_1/output_dense/kernel", "logits/kernel"], 0.5)
+        [0.125, 0.25, 0.5, 1.0]
     """
     blocks = [int(match.group(1)) for match in map(BLOCK_PATH.search, paths) if match]
     num_layers = max(blocks) + 1 if blocks else 0
@@ -209,10 +209,10 @@ def summed_slices(gradient):
     """A `tf.IndexedSlices` gradient with its duplicate indices summed (one slice per row); other
     gradients (and every gradient of the JAX and torch backends) unchanged.
 
-    Example:
-    >>> g = tf.IndexedSlices(tf.ones((3, 2)), tf.constant([4, 4, 1]), tf.constant([5, 2]))
-    >>> summed_slices(g).values.numpy().tolist()
-    [[2.0, 2.0], [1.0, 1.0]]
+    Examples:
+        >>> g = tf.IndexedSlices(tf.ones((3, 2)), tf.constant([4, 4, 1]), tf.constant([5, 2]))
+        >>> summed_slices(g).values.numpy().tolist()
+        [[2.0, 2.0], [1.0, 1.0]]
     """
     if keras.backend.backend() != "tensorflow":
         return gradient
@@ -245,9 +245,9 @@ def summed_over_replicas(grads):
 def default_learning_rate(hidden_dim):
     """A fine-tuning learning rate suited to the model size (BERT paper range 2e-5 .. 5e-5).
 
-    Example:
-    >>> default_learning_rate(384), default_learning_rate(768), default_learning_rate(1024)
-    (5e-05, 3e-05, 2e-05)
+    Examples:
+        >>> default_learning_rate(384), default_learning_rate(768), default_learning_rate(1024)
+        (5e-05, 3e-05, 2e-05)
     """
     if hidden_dim <= 512:
         return 5e-5
@@ -263,9 +263,9 @@ def create_optimizer(total_steps, learning_rate, warmup_fraction=0.1, weight_dec
     (e.g. 0.9): layer-wise learning-rate decay, each block below the top trains `layer_decay` times slower
     (`layer_rate_multipliers`).
 
-    Example:
-    >>> optimizer = create_optimizer(total_steps=1000, learning_rate=5e-5)
-    >>> classifier.compile(optimizer=create_optimizer(1000, 1e-4, layer_decay=0.9), loss=..., metrics=...)
+    Examples:
+        >>> optimizer = create_optimizer(total_steps=1000, learning_rate=5e-5)
+        >>> classifier.compile(optimizer=create_optimizer(1000, 1e-4, layer_decay=0.9), loss=..., metrics=...)
     """
     # HF Trainer's `get_warmup_steps`: ceil(warmup_ratio * total_steps).
     schedule = WarmupLinearDecay(learning_rate, math.ceil(warmup_fraction * total_steps), total_steps)

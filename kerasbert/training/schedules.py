@@ -9,10 +9,10 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """Rises linearly from 0 to `peak_learning_rate` over `warmup_steps`, then falls linearly to 0
     at `total_steps` (the schedule of the BERT paper and of HF `get_linear_schedule_with_warmup`).
 
-    Example:
-    >>> schedule = WarmupLinearDecay(5e-5, warmup_steps=10, total_steps=100)
-    >>> float(schedule(5)), float(schedule(10)), float(schedule(100))
-    (2.5e-05, 5e-05, 0.0)
+    Examples:
+        >>> schedule = WarmupLinearDecay(5e-5, warmup_steps=10, total_steps=100)
+        >>> float(schedule(5)), float(schedule(10)), float(schedule(100))
+        (2.5e-05, 5e-05, 0.0)
     """
 
     def __init__(self, peak_learning_rate, warmup_steps, total_steps):

@@ -1,1 +1,6 @@
-"""The albert family."""
+"""ALBERT: factorised embeddings and blocks shared in groups; the SentencePiece tokenizer."""
+
+from kerasbert.families.albert.albert_backbone import AlbertBackbone
+from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer
+
+__all__ = ["AlbertBackbone", "AlbertTokenizer"]

@@ -16,10 +16,10 @@ class AlbertBackbone(BertBackbone):
     `pooled_output` is HF `AlbertModel`'s pooler (dense + tanh on `[CLS]`). Defaults are ALBERT v2's: the
     tanh GELU (HF "gelu_new") and no dropout. Other arguments are `BertBackbone`'s.
 
-    Example:
-    >>> backbone = AlbertBackbone.from_preset("albert_base_v2", load_weights=False)
-    >>> backbone.count_params(), len(backbone.encoder_blocks)
-    (11683584, 1)
+    Examples:
+        >>> backbone = AlbertBackbone.from_preset("albert_base_v2", load_weights=False)
+        >>> backbone.count_params(), len(backbone.encoder_blocks)
+        (11683584, 1)
     """
 
     family = "albert"

@@ -238,13 +238,13 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         unk_token, cls_token, sep_token, pad_token, mask_token: the special pieces, all of which
             must be in the model.
 
-    Example:
-    >>> tokenizer = AlbertTokenizer("albert-base-v2/spiece.model")  # doctest: +SKIP
-    >>> ids = tokenizer(["The cat [MASK] on the mat."])  # doctest: +SKIP
-    >>> [tokenizer.id_to_token(i) for i in ids[0].numpy()]  # doctest: +SKIP
-    ['▁the', '▁cat', '[MASK]', '▁on', '▁the', '▁mat', '.']
-    >>> tokenizer.detokenize(ids)  # doctest: +SKIP
-    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'the cat[MASK] on the mat.'], dtype=object)>
+    Examples:
+        >>> tokenizer = AlbertTokenizer("albert-base-v2/spiece.model")  # doctest: +SKIP
+        >>> ids = tokenizer(["The cat [MASK] on the mat."])  # doctest: +SKIP
+        >>> [tokenizer.id_to_token(i) for i in ids[0].numpy()]  # doctest: +SKIP
+        ['▁the', '▁cat', '[MASK]', '▁on', '▁the', '▁mat', '.']
+        >>> tokenizer.detokenize(ids)  # doctest: +SKIP
+        <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'the cat[MASK] on the mat.'], dtype=object)>
     """
 
     def __init__(
@@ -274,9 +274,9 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         """Give a tokenizer made without one (e.g. from a config) its SentencePiece model. It is set
         once; a tokenizer that has one keeps it.
 
-        Example:
-        >>> tokenizer = AlbertTokenizer.from_config(config)  # doctest: +SKIP
-        >>> tokenizer.set_proto("albert-base-v2/spiece.model")  # doctest: +SKIP
+        Examples:
+            >>> tokenizer = AlbertTokenizer.from_config(config)  # doctest: +SKIP
+            >>> tokenizer.set_proto("albert-base-v2/spiece.model")  # doctest: +SKIP
         """
         if self._proto is not None:
             raise ValueError(

@@ -4,11 +4,11 @@ The encoder has `num_block_groups` groups of `blocks_per_group` distinct blocks;
 runs every block of group `int(i / (num_layers / num_block_groups))`, as HF `AlbertTransformer` does. No
 groups (None) is BERT: every layer its own block.
 
-Example:
->>> block_order(num_layers=4, num_block_groups=1, blocks_per_group=1)  # ALBERT: one block, four times
-[0, 0, 0, 0]
->>> block_order(num_layers=4, num_block_groups=2, blocks_per_group=2)
-[0, 1, 0, 1, 2, 3, 2, 3]
+Examples:
+    >>> block_order(num_layers=4, num_block_groups=1, blocks_per_group=1)  # ALBERT: one block, four times
+    [0, 0, 0, 0]
+    >>> block_order(num_layers=4, num_block_groups=2, blocks_per_group=2)
+    [0, 1, 0, 1, 2, 3, 2, 3]
 """
 
 

@@ -1,1 +1,6 @@
-"""The bert family."""
+"""BERT: the backbone every family builds on, and the WordPiece tokenizer."""
+
+from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+
+__all__ = ["BertBackbone", "BertTokenizer"]

@@ -115,14 +115,14 @@ class BertBackbone(keras.Model):
             (DistilBERT and ELECTRA have no pooler).
         dtype: a dtype or dtype policy, e.g. "mixed_bfloat16".
 
-    Example:
-    >>> backbone = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2,
-    ...                         hidden_dim=16, intermediate_dim=64)
-    >>> outputs = backbone({"token_ids": ops.ones((1, 4), "int32"),
-    ...                     "segment_ids": ops.zeros((1, 4), "int32"),
-    ...                     "padding_mask": ops.ones((1, 4), "int32")})
-    >>> tuple(outputs["pooled_output"].shape)
-    (1, 16)
+    Examples:
+        >>> backbone = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2,
+        ...                         hidden_dim=16, intermediate_dim=64)
+        >>> outputs = backbone({"token_ids": ops.ones((1, 4), "int32"),
+        ...                     "segment_ids": ops.zeros((1, 4), "int32"),
+        ...                     "padding_mask": ops.ones((1, 4), "int32")})
+        >>> tuple(outputs["pooled_output"].shape)
+        (1, 16)
     """
 
     family = "bert"  # the HF model_type whose checkpoints name this class's weights
@@ -252,11 +252,11 @@ class BertBackbone(keras.Model):
         `kerasbert.families.layout_map`). A backbone built under a distribution whose map does not
         fit its shapes raises a ValueError naming the weight.
 
-        Example:
-        >>> mesh = keras.distribution.DeviceMesh((1, 2), ("batch", "model"), keras.distribution.list_devices())
-        >>> parallel = keras.distribution.ModelParallel(layout_map=BertBackbone.get_layout_map(mesh))
-        >>> with parallel.scope():
-        ...     classifier = BertClassifier.from_preset("bert_base_en_uncased", num_classes=2)
+        Examples:
+            >>> mesh = keras.distribution.DeviceMesh((1, 2), ("batch", "model"), keras.distribution.list_devices())
+            >>> parallel = keras.distribution.ModelParallel(layout_map=BertBackbone.get_layout_map(mesh))
+            >>> with parallel.scope():
+            ...     classifier = BertClassifier.from_preset("bert_base_en_uncased", num_classes=2)
         """
         return bert_layout_map(device_mesh, model_parallel_dim_name, data_parallel_dim_name)
 
@@ -313,10 +313,10 @@ class BertBackbone(keras.Model):
         `overrides` replace config values, e.g. `dropout=0.0`, `dtype="mixed_bfloat16"`,
         `encoder_block=MyBlock`, `output_hidden_states=True`, `output_attentions=True`.
 
-        Example:
-        >>> backbone = BertBackbone.from_preset("all_minilm_l6_v2_en")
-        >>> BertBackbone.from_preset("bert_base_en_uncased", load_weights=False).count_params()
-        109482240
+        Examples:
+            >>> backbone = BertBackbone.from_preset("all_minilm_l6_v2_en")
+            >>> BertBackbone.from_preset("bert_base_en_uncased", load_weights=False).count_params()
+            109482240
         """
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
         return cls.from_checkpoint(checkpoint, **overrides)
@@ -348,8 +348,8 @@ class BertBackbone(keras.Model):
         """This backbone without LoRA: a stock backbone whose kernels hold `W + A @ B * alpha / r`, with the
         same outputs (to float rounding) and no extra matrix products; it exports to HF. Adapters stay.
 
-        Example:
-        >>> serving_backbone = lora_backbone.merged()
+        Examples:
+            >>> serving_backbone = lora_backbone.merged()
         """
         if not self.lora_rank:
             raise ValueError("This backbone has no LoRA updates to merge (it was built without lora_rank).")
@@ -361,8 +361,8 @@ class BertBackbone(keras.Model):
         """Write a preset folder that `from_preset` reads: `format="kerasbert"` (config, weights,
         vocabulary: holds any backbone) or `"hf"` (as `export_to_hf`).
 
-        Example:
-        >>> backbone.save_to_preset("my_bert", tokenizer=tokenizer)
+        Examples:
+            >>> backbone.save_to_preset("my_bert", tokenizer=tokenizer)
         """
         if format == "hf":
             return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
@@ -380,9 +380,9 @@ class BertBackbone(keras.Model):
         with a ValueError naming what would be lost; `allow_lossy=True` writes the stock part
         with a warning (see `kerasbert.families.hf_expressible`).
 
-        Example:
-        >>> backbone.export_to_hf("hf_bert", tokenizer=tokenizer)
-        >>> transformers.AutoModel.from_pretrained("hf_bert")
+        Examples:
+            >>> backbone.export_to_hf("hf_bert", tokenizer=tokenizer)
+            >>> transformers.AutoModel.from_pretrained("hf_bert")
         """
         if (heads or id2label) and self.family != "bert":
             raise ValueError(f"Task heads are written to HF folders of BERT only; this is a {self.family} "

@@ -58,12 +58,12 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         unk_token, cls_token, sep_token, pad_token, mask_token: the special tokens, all of which
             must be in the vocabulary.
 
-    Example:
-    >>> tokenizer = BertTokenizer("all-MiniLM-L6-v2/vocab.txt")  # doctest: +SKIP
-    >>> tokenizer(["The café [MASK] opens."]).to_list()  # doctest: +SKIP
-    [[1996, 7668, 103, 7480, 1012]]
-    >>> tokenizer.detokenize([[1996, 7668, 103, 7480, 1012]])  # doctest: +SKIP
-    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'the cafe [MASK] opens.'], dtype=object)>
+    Examples:
+        >>> tokenizer = BertTokenizer("all-MiniLM-L6-v2/vocab.txt")  # doctest: +SKIP
+        >>> tokenizer(["The café [MASK] opens."]).to_list()  # doctest: +SKIP
+        [[1996, 7668, 103, 7480, 1012]]
+        >>> tokenizer.detokenize([[1996, 7668, 103, 7480, 1012]])  # doctest: +SKIP
+        <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'the cafe [MASK] opens.'], dtype=object)>
     """
 
     def __init__(
@@ -105,9 +105,9 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         """Give a tokenizer made without one (e.g. from a config) its vocabulary: a list of tokens
         or the path to a `vocab.txt`. It is set once; a tokenizer that has one keeps it.
 
-        Example:
-        >>> tokenizer = BertTokenizer.from_config(config)  # doctest: +SKIP
-        >>> tokenizer.set_vocabulary("vocab.txt")  # doctest: +SKIP
+        Examples:
+            >>> tokenizer = BertTokenizer.from_config(config)  # doctest: +SKIP
+            >>> tokenizer.set_vocabulary("vocab.txt")  # doctest: +SKIP
         """
         if self._vocabulary is not None:
             raise ValueError(

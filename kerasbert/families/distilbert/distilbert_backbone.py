@@ -15,10 +15,10 @@ class DistilBertBackbone(BertBackbone):
     (`transformer.layer.{i}.attention.q_lin`, `sa_layer_norm`, `ffn.lin1`, ...). Defaults are
     distilbert-base's; other arguments are `BertBackbone`'s.
 
-    Example:
-    >>> backbone = DistilBertBackbone.from_preset("distilbert_base_uncased", load_weights=False)
-    >>> backbone.count_params()
-    66362880
+    Examples:
+        >>> backbone = DistilBertBackbone.from_preset("distilbert_base_uncased", load_weights=False)
+        >>> backbone.count_params()
+        66362880
     """
 
     family = "distilbert"

@@ -15,10 +15,10 @@ class ElectraBackbone(BertBackbone):
     `[CLS]` hidden state, `sequence_output[:, 0]` (what HF's ELECTRA classifiers start from). Other
     arguments are `BertBackbone`'s.
 
-    Example:
-    >>> backbone = ElectraBackbone.from_preset("electra_small_discriminator", load_weights=False)
-    >>> backbone.count_params()
-    13483008
+    Examples:
+        >>> backbone = ElectraBackbone.from_preset("electra_small_discriminator", load_weights=False)
+        >>> backbone.count_params()
+        13483008
     """
 
     family = "electra"

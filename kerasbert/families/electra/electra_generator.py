@@ -17,9 +17,9 @@ def generator_config_for(backbone, size=0.25):
     (at least one head), as many layers, the same activation, dropout, epsilon and initialiser (ELECTRA's
     `generator_hidden_size`; the paper uses 1/4 for Small and Large, 1/3 for Base).
 
-    Example:
-    >>> generator_config_for(ElectraBackbone.from_preset("electra_small_discriminator", load_weights=False))
-    {'num_layers': 12, 'num_heads': 1, 'hidden_dim': 64, 'intermediate_dim': 256, 'activation': 'gelu', ...}
+    Examples:
+        >>> generator_config_for(ElectraBackbone.from_preset("electra_small_discriminator", load_weights=False))
+        {'num_layers': 12, 'num_heads': 1, 'hidden_dim': 64, 'intermediate_dim': 256, 'activation': 'gelu', ...}
     """
     if isinstance(size, bool) or not isinstance(size, (int, float)) or not 0 < size <= 1:
         raise ValueError(f"size must be a number in (0, 1], the generator's width over the discriminator's; "
@@ -51,10 +51,10 @@ class ElectraGenerator(keras.Model):
         num_layers, num_heads, hidden_dim, intermediate_dim: the size (`generator_config_for` gives ELECTRA's).
         activation, dropout, attention_dropout, layer_norm_epsilon, initializer_range: as in `BertBackbone`.
 
-    Example:
-    >>> generator = ElectraGenerator(backbone.embedding, **generator_config_for(backbone))
-    >>> logits = generator({"token_ids": ids, "segment_ids": segments, "padding_mask": mask,
-    ...                     "mask_positions": positions})
+    Examples:
+        >>> generator = ElectraGenerator(backbone.embedding, **generator_config_for(backbone))
+        >>> logits = generator({"token_ids": ids, "segment_ids": segments, "padding_mask": mask,
+        ...                     "mask_positions": positions})
     """
 
     family = "electra"

@@ -1,11 +1,11 @@
 """ELECTRA's heads under HF names: the discriminator's `ReplacedTokenHead` (`ElectraForPreTraining`) and the
 `ElectraGenerator` (`ElectraForMaskedLM`, its embeddings being the discriminator's).
 
-Example:
->>> load_replaced_token_head(head, load_checkpoint("electra-small-discriminator"))
-True
->>> sorted(export_links(generator_links(generator)))[0]
-'embeddings_project.bias'
+Examples:
+    >>> load_replaced_token_head(head, load_checkpoint("electra-small-discriminator"))
+    True
+    >>> sorted(export_links(generator_links(generator)))[0]
+    'embeddings_project.bias'
 """
 
 import warnings

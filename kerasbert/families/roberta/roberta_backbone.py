@@ -15,10 +15,10 @@ class RobertaBackbone(BertBackbone):
     must agree with the padding ids in `token_ids`. `pooled_output` is HF `RobertaModel`'s pooler (dense +
     tanh on `<s>`). Defaults are roberta-base's; other arguments are `BertBackbone`'s.
 
-    Example:
-    >>> backbone = RobertaBackbone.from_preset("roberta_base", load_weights=False)
-    >>> backbone.count_params()
-    124645632
+    Examples:
+        >>> backbone = RobertaBackbone.from_preset("roberta_base", load_weights=False)
+        >>> backbone.count_params()
+        124645632
     """
 
     family = "roberta"

@@ -24,11 +24,11 @@ class RobertaPacker(BertPacker):
         pad_to_sequence_length: pad every output to `sequence_length` (True) or only to the longest
             in the batch (False).
 
-    Example:
-    >>> packer = RobertaPacker(cls_token_id=0, sep_token_id=2, pad_token_id=1, sequence_length=9)
-    >>> outputs = packer((tf.ragged.constant([[7, 8, 9, 10]]), tf.ragged.constant([[11, 12]])))
-    >>> outputs["token_ids"].numpy().tolist()
-    [[0, 7, 8, 9, 2, 2, 11, 12, 2]]
+    Examples:
+        >>> packer = RobertaPacker(cls_token_id=0, sep_token_id=2, pad_token_id=1, sequence_length=9)
+        >>> outputs = packer((tf.ragged.constant([[7, 8, 9, 10]]), tf.ragged.constant([[11, 12]])))
+        >>> outputs["token_ids"].numpy().tolist()
+        [[0, 7, 8, 9, 2, 2, 11, 12, 2]]
     """
 
     pair_separators = 2  # `</s></s>`

@@ -62,8 +62,8 @@ def bytes_to_unicode():
 def read_bpe_files(vocabulary, merges=None):
     """`({token: id}, [(a, b), ...])` from a folder, the two files' paths, or a dict and a list.
 
-    Example:
-    >>> vocabulary, merges = read_bpe_files("roberta-base")  # doctest: +SKIP
+    Examples:
+        >>> vocabulary, merges = read_bpe_files("roberta-base")  # doctest: +SKIP
     """
     if isinstance(vocabulary, (str, os.PathLike)) and os.path.isdir(vocabulary):
         if merges is not None:
@@ -147,12 +147,12 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         unk_token, cls_token, sep_token, pad_token, mask_token: the special tokens, all of which must be
             in the vocabulary (`<s>` is also RoBERTa's bos, `</s>` its eos).
 
-    Example:
-    >>> tokenizer = RobertaTokenizer("roberta-base")  # doctest: +SKIP
-    >>> tokenizer(["Hello <mask>!"]).to_list()  # doctest: +SKIP
-    [[31414, 50264, 328]]
-    >>> tokenizer.detokenize([31414, 50264, 328])  # doctest: +SKIP
-    <tf.Tensor: shape=(), dtype=string, numpy=b'Hello<mask>!'>
+    Examples:
+        >>> tokenizer = RobertaTokenizer("roberta-base")  # doctest: +SKIP
+        >>> tokenizer(["Hello <mask>!"]).to_list()  # doctest: +SKIP
+        [[31414, 50264, 328]]
+        >>> tokenizer.detokenize([31414, 50264, 328])  # doctest: +SKIP
+        <tf.Tensor: shape=(), dtype=string, numpy=b'Hello<mask>!'>
     """
 
     def __init__(
@@ -181,9 +181,9 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         """Give a tokenizer made without them (e.g. from a config) its vocabulary and merges, in any
         form the constructor takes. They are set once; a tokenizer that has them keeps them.
 
-        Example:
-        >>> tokenizer = RobertaTokenizer.from_config(config)  # doctest: +SKIP
-        >>> tokenizer.set_vocabulary("vocab.json", "merges.txt")  # doctest: +SKIP
+        Examples:
+            >>> tokenizer = RobertaTokenizer.from_config(config)  # doctest: +SKIP
+            >>> tokenizer.set_vocabulary("vocab.json", "merges.txt")  # doctest: +SKIP
         """
         if self._vocabulary is not None:
             raise ValueError(
