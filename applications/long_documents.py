@@ -26,9 +26,7 @@ import keras
 import numpy as np
 import pandas as pd
 
-from kerasbert.tasks import BertClassifier
-from kerasbert.data.shipped import load_dataset
-from kerasbert.families import BertTokenizer
+import kerasbert as kb
 
 PRESET = "all_minilm_l6_v2_en"
 SEED = 0
@@ -42,7 +40,7 @@ READINGS = {  # name: from_preset arguments
 
 def austen_chapters(train_per_novel, test_per_novel, seed=SEED):
     """Train and test DataFrames (`text`, `label`): whole chapters drawn per novel, labelled by the novel."""
-    rows = pd.concat(load_dataset("jane_austen").values())
+    rows = pd.concat(kb.data.load_dataset("jane_austen").values())
     rows = rows[~rows.is_heading & (rows.chapter > 0)]
     chapters = rows.groupby(["book", "chapter"], sort=False).text.apply(" ".join).reset_index()
     rng = np.random.default_rng(seed)
@@ -57,7 +55,7 @@ def austen_chapters(train_per_novel, test_per_novel, seed=SEED):
 
 def spam_emails(train_count, test_count, seed=SEED):
     """Balanced samples of the shipped SpamAssassin train and test splits (`text`, `label`)."""
-    splits = load_dataset("spam_assassin")
+    splits = kb.data.load_dataset("spam_assassin")
 
     def sample(frame, count):
         return (frame.groupby("label", group_keys=False).sample(n=count // 2, random_state=seed)
@@ -68,14 +66,14 @@ def spam_emails(train_count, test_count, seed=SEED):
 
 def compare(name, train, test, epochs, batch_size, learning_rate):
     """Train and test one classifier per reading; print a Markdown table and return its rows."""
-    pieces = BertTokenizer.from_preset(PRESET).tokenize(test["text"].tolist()).row_lengths().numpy()
+    pieces = kb.BertTokenizer.from_preset(PRESET).tokenize(test["text"].tolist()).row_lengths().numpy()
     print(f"\n{name}: {len(train)} train / {len(test)} test documents; test documents have {np.median(pieces):,.0f} "
           f"pieces (median; mean {pieces.mean():,.0f}, longest {pieces.max():,}), {np.mean(pieces > 126):.0%} "
           f"longer than 126, {np.mean(pieces > 510):.0%} longer than 510")
     rows = []
     for reading, arguments in READINGS.items():
         keras.utils.set_random_seed(SEED)
-        classifier = BertClassifier.from_preset(PRESET, labels=sorted(train["label"].unique()), **arguments)
+        classifier = kb.BertClassifier.from_preset(PRESET, labels=sorted(train["label"].unique()), **arguments)
         start = time.perf_counter()
         classifier.fit(train, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=SEED,
                        verbose=0)

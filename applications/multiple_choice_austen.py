@@ -20,9 +20,7 @@ from recipe_tools import Phases, save_run  # first: it quiets TensorFlow's log
 
 import keras
 
-from kerasbert.tasks.bert_multiple_choice import BertMultipleChoice
-from kerasbert.data.choice_examples import next_sentence_examples
-from kerasbert.data.shipped import load_dataset
+import kerasbert as kb
 
 PRESET = "all_minilm_l6_v2_en"
 TRAIN_EXAMPLES, TEST_EXAMPLES, SEED = 4000, 1000, 0
@@ -37,14 +35,14 @@ def fingerprint(*frames):
 
 def main():
     phases = Phases()
-    splits = load_dataset("jane_austen")
-    train = next_sentence_examples(splits["train"], TRAIN_EXAMPLES, seed=SEED)
-    test = next_sentence_examples(splits["test"], TEST_EXAMPLES, seed=SEED)
+    splits = kb.data.load_dataset("jane_austen")
+    train = kb.data.next_sentence_examples(splits["train"], TRAIN_EXAMPLES, seed=SEED)
+    test = kb.data.next_sentence_examples(splits["test"], TEST_EXAMPLES, seed=SEED)
     print(f"examples: {len(train)} train (five novels), {len(test)} test (Persuasion), "
           f"fingerprint {fingerprint(train, test)}")
 
     keras.utils.set_random_seed(SEED)
-    model = BertMultipleChoice.from_preset(PRESET, sequence_length=SEQUENCE_LENGTH)
+    model = kb.BertMultipleChoice.from_preset(PRESET, sequence_length=SEQUENCE_LENGTH)
     model.fit(train, epochs=EPOCHS, batch_size=BATCH_SIZE, learning_rate=LEARNING_RATE, seed=SEED, verbose=2)
     phases.mark("training")
     results = model.evaluate(test, batch_size=BATCH_SIZE, verbose=0)

@@ -33,7 +33,7 @@ import pandas as pd
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from kerasbert.tasks.bert_seq2seq import BertSeq2Seq
+import kerasbert as kb
 from kerasbert.data import load_squad
 
 TRAIN_ARTICLES = 38
@@ -117,7 +117,7 @@ def main(path, saved=None):
     questions = load_squad(path)
     train, test = split_by_article(question_generation_examples(questions), questions["title"])
     if saved is None:
-        model = BertSeq2Seq.from_preset("all_minilm_l6_v2_en", max_source_length=MAX_SOURCE_LENGTH,
+        model = kb.BertSeq2Seq.from_preset("all_minilm_l6_v2_en", max_source_length=MAX_SOURCE_LENGTH,
                                         max_target_length=MAX_TARGET_LENGTH)
         train = fits(model, train)
         start = time.perf_counter()

@@ -11,7 +11,6 @@ from recipe_tools import SHARED_DATA, Phases  # first: it quiets TensorFlow's lo
 import numpy as np
 
 import kerasbert as kb
-from kerasbert.metrics.statistics import pearson, spearman
 
 SENTENCES = [
     "A man is playing a guitar.",
@@ -42,8 +41,9 @@ def main():
     first, second = (encoder.encode(dev[column].tolist(), verbose=0) for column in ("text", "text_pair"))
     cosine = (first * second).sum(axis=1)
     phases.mark("STS-B")
-    print(f"\nSTS-B dev ({len(dev):,} pairs), no training: cosine Pearson {pearson(dev['label'], cosine):.4f}, "
-          f"Spearman {spearman(dev['label'], cosine):.4f} ({phases})")
+    pearson, spearman = kb.metrics.pearson(dev["label"], cosine), kb.metrics.spearman(dev["label"], cosine)
+    print(f"\nSTS-B dev ({len(dev):,} pairs), no training: cosine Pearson {pearson:.4f}, Spearman {spearman:.4f} "
+          f"({phases})")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from recipe_tools import SHARED_DATA, Phases, data_argument, save_run  # first: 
 
 import pandas as pd
 
-from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
+import kerasbert as kb
 from kerasbert.data import load_squad
 
 TRAIN_ARTICLES = 38
@@ -31,7 +31,7 @@ def split_by_article(questions, train_articles, train_count=3000, test_count=100
 def main(path):
     phases = Phases()
     train, _, test = split_by_article(load_squad(path), TRAIN_ARTICLES)
-    answerer = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", sequence_length=256, doc_stride=128)
+    answerer = kb.BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", sequence_length=256, doc_stride=128)
     answerer.fit(train, batch_size=16, epochs=1, verbose=2)
     phases.mark("training")
     results = answerer.evaluate(test, verbose=0)

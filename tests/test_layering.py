@@ -1,6 +1,7 @@
 """The package's imports run one way: each subpackage imports only the levels below it (README, Layout)."""
 
 import ast
+import importlib
 import pathlib
 
 import kerasbert
@@ -76,3 +77,37 @@ def test_no_import_runs_upward_or_hides_in_a_function():
 def test_root_modules_import_nothing_of_kerasbert():
     for name in ROOT_MODULES - {"__version__"}:
         assert not list(kerasbert_imports(PACKAGE / f"{name}.py")), name
+
+
+def task_model_modules():
+    """The modules of kerasbert/tasks/ that define a task model (a Task subclass), by name."""
+    from kerasbert.tasks.task import Task
+
+    modules = {}
+    for path in sorted((PACKAGE / "tasks").glob("*.py")):
+        module = importlib.import_module(f"kerasbert.tasks.{path.stem}")
+        if any(isinstance(value, type) and issubclass(value, Task) and value is not Task
+               and value.__module__ == module.__name__ for value in vars(module).values()):
+            modules[module.__name__] = path
+    return modules
+
+
+def test_a_task_model_file_imports_another_only_to_subclass_or_compose_it():
+    from kerasbert.tasks.task import Task
+
+    modules = task_model_modules()
+    assert len(modules) >= 10  # the check reads the real task files
+    wrong = []
+    for name, path in modules.items():
+        for imported, line, _ in kerasbert_imports(path):
+            if imported in modules and imported != name:
+                node = next(node for node in ast.walk(ast.parse(path.read_text()))
+                            if isinstance(node, ast.ImportFrom) and node.lineno == line)
+                source = importlib.import_module(imported)
+                helpers = [alias.name for alias in node.names
+                           if not (isinstance(getattr(source, alias.name), type)
+                                   and issubclass(getattr(source, alias.name), Task))]
+                if helpers:
+                    wrong.append(f"{path.name}:{line} imports {helpers} from {imported} (shared helpers belong in a "
+                                 "module of their own: kerasbert/tasks/heads.py, masked_lm_common.py, ...)")
+    assert not wrong, "\n".join(wrong)

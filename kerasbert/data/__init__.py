@@ -11,10 +11,6 @@ from kerasbert.data.answer_spans import (
     QuestionAnswerFeatures,
     best_null_score_threshold,
     best_spans,
-    evaluate_squad,
-    exact_match,
-    f1,
-    normalize_answer,
     prepare_qa_features,
 )
 from kerasbert.data.batching import (
@@ -24,6 +20,7 @@ from kerasbert.data.batching import (
     make_batched_dataset,
     padding_statistics,
 )
+from kerasbert.data.choice_examples import book_sentences, next_sentence_examples
 from kerasbert.data.conll import load_conll
 from kerasbert.data.glue import GLUE_TASKS, load_glue_tsv
 from kerasbert.data.labels import LabelEncoder
@@ -34,11 +31,13 @@ from kerasbert.data.shipped import available_datasets, load_dataset
 from kerasbert.data.squad import load_squad
 from kerasbert.data.swag import load_swag
 from kerasbert.data.text_corpus import load_text_corpus
-from kerasbert.data.token_alignment import (
-    WordPieceFeatures,
-    encode_words,
-    entity_char_spans,
-    entity_spans,
-    word_predictions,
+from kerasbert.data.token_alignment import WordPieceFeatures, encode_words, entity_char_spans, word_predictions
+from kerasbert.data.validation import (
+    PROBLEM_TYPES,
+    require_columns,
+    to_dataframe,
+    validate_label_column,
+    validate_label_values,
+    validate_text_columns,
+    validate_token_columns,
 )
-from kerasbert.data.validation import PROBLEM_TYPES, require_columns, to_dataframe, validate_label_column, validate_label_values, validate_text_columns, validate_token_columns

@@ -4,7 +4,7 @@
 over long contexts, as HF's `prepare_train_features` (run_qa.py) does with `truncation="only_second"`,
 `stride=doc_stride` and `return_overflowing_tokens=True`. `best_spans` turns start/end logits back
 into answer texts (the standard SQuAD post-processing, with the v2.0 null score), and
-`evaluate_squad` is the official SQuAD v1.1/v2.0 EM and F1.
+The official SQuAD v1.1/v2.0 EM and F1 are `kerasbert.metrics.squad.evaluate_squad`.
 
 Examples:
     >>> features = prepare_qa_features(tokenizer, dev.question, dev.context, dev.answer_starts,
@@ -17,11 +17,11 @@ Examples:
 
 import collections
 import dataclasses
-import re
-import string
 
 import numpy as np
 import tensorflow as tf
+
+from kerasbert.metrics.squad import as_answer_list, f1
 
 OUTSIDE_CONTEXT = -1
 
@@ -351,98 +351,6 @@ def _prediction(context, spans, null_score, null_score_threshold):
 
 # The official SQuAD evaluation (evaluate-v2.0.py; on v1.1 data it gives v1.1's numbers).
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_PUNCTUATION = set(string.punctuation)
-
-
-def normalize_answer(text):
-    """Lower-case, drop punctuation and the articles a/an/the, collapse whitespace (official SQuAD).
-
-    Examples:
-        >>> normalize_answer("The  Denver-Broncos!")
-        'denverbroncos'
-    """
-    text = "".join(character for character in text.lower() if character not in _PUNCTUATION)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-def exact_match(prediction, gold_answers):
-    """1.0 if the normalised prediction equals a normalised gold answer, else 0.0.
-
-    `gold_answers` is a str or a list; an empty list (or only answers that normalise to "") means
-    "no answer", matched only by an empty prediction.
-
-    Examples:
-        >>> exact_match("the Broncos", ["Denver Broncos", "Broncos"])
-        1.0
-    """
-    return max(float(normalize_answer(prediction) == normalize_answer(gold))
-               for gold in _gold_list(gold_answers))
-
-
-def f1(prediction, gold_answers):
-    """The best token-overlap F1 of the normalised prediction against the gold answers (0 to 1).
-
-    Examples:
-        >>> f1("the cat sat", ["a cat sat down"])  # precision 2/2, recall 2/3
-        0.8
-    """
-    return max(_f1(normalize_answer(prediction).split(), normalize_answer(gold).split())
-               for gold in _gold_list(gold_answers))
-
-
-def _f1(predicted_tokens, gold_tokens):
-    if not predicted_tokens or not gold_tokens:
-        return float(predicted_tokens == gold_tokens)
-    common = sum((collections.Counter(predicted_tokens) & collections.Counter(gold_tokens)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(predicted_tokens), common / len(gold_tokens)
-    return 2 * precision * recall / (precision + recall)
-
-
-def _gold_list(gold_answers):
-    """The gold answers as the official script scores them: [""] when none normalises to text."""
-    return [gold for gold in _as_list(gold_answers) if normalize_answer(gold)] or [""]
-
-
-def evaluate_squad(predictions, gold_answers):
-    """Official SQuAD scores (percentages): `exact`, `f1`, `total`, and the `HasAns_*`/`NoAns_*`
-    breakdown for the questions with and without gold answers (each where there are any).
-
-    Args:
-        predictions: one predicted text per question ("" for no answer).
-        gold_answers: one list of gold texts per question (empty for a v2.0 unanswerable one).
-
-    Examples:
-        >>> evaluate_squad(["Broncos", ""], [["Denver Broncos"], []])
-        {'exact': 50.0, 'f1': 83.33..., 'total': 2, 'HasAns_exact': 0.0, 'HasAns_f1': 66.66...,
-         'HasAns_total': 1, 'NoAns_exact': 100.0, 'NoAns_f1': 100.0, 'NoAns_total': 1}
-    """
-    predictions, gold_answers = list(predictions), list(gold_answers)
-    if len(predictions) != len(gold_answers):
-        raise ValueError(f"Got {len(predictions)} predictions for {len(gold_answers)} questions; give "
-                         "one prediction per question.")
-    exact = np.array([exact_match(p, g) for p, g in zip(predictions, gold_answers)])
-    overlap = np.array([f1(p, g) for p, g in zip(predictions, gold_answers)])
-    has_answer = np.array([len(_as_list(g)) > 0 for g in gold_answers], dtype=bool)
-    scores = _scores("", exact, overlap)
-    for prefix, subset in (("HasAns_", has_answer), ("NoAns_", ~has_answer)):
-        if subset.any():
-            scores.update(_scores(prefix, exact[subset], overlap[subset]))
-    return scores
-
-
-def _as_list(gold_answers):
-    return [gold_answers] if isinstance(gold_answers, str) else list(gold_answers)
-
-
-def _scores(prefix, exact, overlap):
-    return {f"{prefix}exact": 100.0 * float(exact.mean()) if len(exact) else 0.0,
-            f"{prefix}f1": 100.0 * float(overlap.mean()) if len(overlap) else 0.0,
-            f"{prefix}total": int(len(exact))}
-
-
 def best_null_score_threshold(predictions, gold_answers):
     """The SQuAD v2.0 null-score threshold that maximises F1 on questions with known answers.
 
@@ -468,11 +376,11 @@ def best_null_score_threshold(predictions, gold_answers):
         raise ValueError(f"Got {len(predictions)} predictions for {len(gold_answers)} questions; give "
                          "one prediction per question (at least one).")
     margins = np.array([p.null_score - p.n_best[0].score if p.n_best else np.inf for p in predictions])
-    gains = np.array([f1(p.n_best[0].text if p.n_best else "", gold) if len(_as_list(gold)) else -1.0
+    gains = np.array([f1(p.n_best[0].text if p.n_best else "", gold) if len(as_answer_list(gold)) else -1.0
                       for p, gold in zip(predictions, gold_answers)])
     order = np.argsort(margins, kind="stable")
     totals = np.cumsum(gains[order])
-    unanswerable = sum(1 for gold in gold_answers if not len(_as_list(gold)))
+    unanswerable = sum(1 for gold in gold_answers if not len(as_answer_list(gold)))
     best = int(np.argmax(totals))
     if totals[best] <= 0 or not np.isfinite(margins[order[best]]):
         return -np.inf, unanswerable / len(predictions)

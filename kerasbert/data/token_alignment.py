@@ -241,39 +241,6 @@ def _padded(values, padding_value):
     return np.asarray(values)
 
 
-def entity_spans(tags):
-    """BIO / IOB1 / IOB2 tags -> `[(type, start_word, end_word)]`, `end_word` exclusive.
-
-    Invalid sequences are repaired as seqeval's default (non-strict) mode does: an `I-X` that does
-    not continue an entity of type X (after `O`, at the start, or after another type) starts a new
-    entity; a `B-X` always starts one.
-
-    Examples:
-        >>> entity_spans(["B-PER", "I-PER", "O", "I-LOC", "I-ORG", "B-ORG"])
-        [('PER', 0, 2), ('LOC', 3, 4), ('ORG', 4, 5), ('ORG', 5, 6)]
-    """
-    spans, current_type, current_start = [], None, 0
-    for position, tag in enumerate(tags):
-        prefix, entity_type = _split_tag(tag, position)
-        if current_type is not None and (prefix != "I" or entity_type != current_type):
-            spans.append((current_type, current_start, position))
-            current_type = None
-        if prefix != "O" and current_type is None:
-            current_type, current_start = entity_type, position
-    if current_type is not None:
-        spans.append((current_type, current_start, len(tags)))
-    return spans
-
-
-def _split_tag(tag, position):
-    if tag == "O":
-        return "O", None
-    if isinstance(tag, str) and tag[:2] in ("B-", "I-") and len(tag) > 2:
-        return tag[0], tag[2:]
-    raise ValueError(f"Tag {tag!r} at word {position} is not 'O', 'B-<type>' or 'I-<type>'; "
-                     "entity_spans reads BIO/IOB1/IOB2 tags (decode label ids to names first).")
-
-
 def entity_char_spans(words, entities, word_starts=None):
     """Entity word spans -> `[(type, char_start, char_end)]` (end exclusive) in a text.
 

@@ -1,1 +1,18 @@
-"""Metrics, each defined once, as fractions (a percentage only where printed)."""
+"""Metrics, each defined once, as fractions (a percentage only where printed): classification and correlation
+statistics, SQuAD exact match and F1, entity-level scores of tags, and probabilities from logits."""
+
+from kerasbert.metrics.entities import entity_scores, entity_spans
+from kerasbert.metrics.probabilities import sigmoid, softmax
+from kerasbert.metrics.squad import evaluate_squad, exact_match, normalize_answer
+from kerasbert.metrics.statistics import (
+    accuracy,
+    f1_per_class,
+    macro_f1,
+    matthews_corrcoef,
+    multilabel_f1,
+    pearson,
+    spearman,
+)
+
+__all__ = ["accuracy", "entity_scores", "entity_spans", "evaluate_squad", "exact_match", "f1_per_class", "macro_f1",
+           "matthews_corrcoef", "multilabel_f1", "normalize_answer", "pearson", "sigmoid", "softmax", "spearman"]

@@ -1,101 +1,28 @@
-"""BertMaskedLM: fill in the `[MASK]` tokens of a text, as HF `BertForMaskedLM` and its fill-mask
-pipeline. Also the masked-LM head and preset helpers it shares with `BertPretrainer`."""
+"""BertMaskedLM: fill in the `[MASK]` tokens of a text, as HF `BertForMaskedLM` and its fill-mask pipeline."""
 
-import warnings
 
 import keras
 import numpy as np
 import pandas as pd
-import tensorflow as tf
 from keras import ops
 
 from kerasbert.arguments import check_count
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.deployment.model_function import ModelFunction
-from kerasbert.families.checkpoint_weights import assign_links, export_links, masked_lm_head_links
-from kerasbert.families.family_heads import masked_lm_head_names
-from kerasbert.layers.heads import MaskedLMHead
-from kerasbert.presets.kerasbert_format import write_kerasbert_folder
-from kerasbert.presets.model_card import model_card
-from kerasbert.tasks.heads import checked_head_outputs, head_features
+from kerasbert.families.checkpoint_weights import export_links, masked_lm_head_links
+from kerasbert.tasks.heads import checked_head_outputs
+from kerasbert.tasks.masked_lm_common import (
+    build_masked_lm_head,
+    check_keras_data,
+    check_no_custom_head,
+    load_masked_lm_head,
+    masked_lm_features,
+    masked_lm_inputs,
+    write_task_preset,
+)
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, is_raw
 from kerasbert.tasks.task import Task
-from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
-
-
-def masked_lm_inputs(backbone):
-    """The backbone's inputs plus `mask_positions` (int32 `[batch, P]`, the positions to predict)."""
-    return {**backbone.input,
-            "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
-
-
-def masked_lm_features(backbone, inputs):
-    """What a masked-LM head reads: `head_features` plus the `mask_positions` input."""
-    features = head_features(backbone, {name: inputs[name] for name in PACKED_INPUTS})
-    return {**features, "mask_positions": inputs["mask_positions"]}
-
-
-def check_no_custom_head(head, action):
-    """A ValueError for `action` (saving heads under HF names) on a task with a custom `head`."""
-    if head is not None:
-        raise ValueError(
-            f"This model's head is a custom layer ({type(head).__name__}), which has no HF weight names, "
-            f"so it cannot {action}. Save the whole model with model.save('model.keras') instead."
-        )
-
-
-def build_masked_lm_head(backbone):
-    """A `MaskedLMHead` as HF's masked-LM head of `backbone.family` (`kerasbert.families.family_heads`): tied to
-    `backbone.token_embedding` (its dense maps to that table's width), the family's activation (RoBERTa and
-    ELECTRA: exact GELU; the others: the backbone's), the backbone's epsilon.
-
-    Examples:
-        >>> head = build_masked_lm_head(AlbertBackbone.from_preset("albert_base_v2", load_weights=False))
-        >>> head.transform_dim, head.activation
-        (128, 'gelu_approximate')
-    """
-    return MaskedLMHead(
-        backbone.vocabulary_size, token_embedding=backbone.token_embedding,
-        activation=masked_lm_head_names(backbone.family).activation or backbone.activation,
-        layer_norm_epsilon=backbone.layer_norm_epsilon, initializer_range=backbone.initializer_range,
-        transform_dim=backbone.embedding_dim, dtype=backbone.dtype_policy, name="mlm_head",
-    )
-
-
-UNTRAINED_HEAD_EFFECT = ("its token predictions are random until it is pre-trained (BertPretrainer.fit on "
-                         "documents). The backbone weights are loaded.")
-
-
-def load_masked_lm_head(head, checkpoint, task_name, family, untrained_effect=UNTRAINED_HEAD_EFFECT):
-    """Load `family`'s HF masked-LM head (`cls.predictions.*` in BERT, `lm_head.*` in RoBERTa, ...) from
-    `checkpoint` into `head`; warn when a checkpoint with weights has none (the head then keeps its fresh
-    initialisation; `untrained_effect` ends the warning: what that means for the task)."""
-    prefix = masked_lm_head_names(family).prefix
-    weights = checkpoint.heads(prefix)
-    if weights:
-        assign_links(masked_lm_head_links(head, family), weights, checkpoint.source)
-    elif checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
-        warnings.warn(
-            f"{checkpoint.source} has no masked-LM head ({prefix}*), so the {task_name}'s head starts untrained: "
-            f"{untrained_effect}",
-            stacklevel=4,
-        )
-
-
-def write_task_preset(task, folder, heads, task_config=None):
-    """Write `task`'s backbone, vocabulary, head weights (HF names) and config as a kerasbert preset."""
-    return write_kerasbert_folder(folder, task.backbone, task.tokenizer,
-                                  task_config=task_config, heads=heads, card=model_card(task))
-
-
-def check_keras_data(data, raw_hint, method):
-    """A TypeError for data that is neither raw (`raw_hint` says which) nor Keras-level model inputs."""
-    if not isinstance(data, (tf.data.Dataset, dict)):
-        raise TypeError(
-            f"{method} takes {raw_hint}, or model inputs (a tf.data.Dataset, or a dict of token_ids, "
-            f"segment_ids, padding_mask and mask_positions arrays); got {type(data).__name__}."
-        )
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")

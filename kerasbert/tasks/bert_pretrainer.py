@@ -1,42 +1,40 @@
 """BertPretrainer: BERT pre-training from documents, masked LM plus next-sentence (or sentence-order)
 prediction, as HF `BertForPreTraining` and Google's `run_pretraining.py`."""
 
-import os
 
 import keras
 import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from kerasbert.arguments import check_count
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
-from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, pretraining_examples
+from kerasbert.data.pretraining_examples import pretraining_examples
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
-from kerasbert.families.sequence_length import longest_input
 from kerasbert.layers.heads import NSPHead
-from kerasbert.tasks.bert_masked_lm import (
+from kerasbert.tasks.heads import checked_head_outputs
+from kerasbert.tasks.masked_lm_common import (
+    DOCUMENTS_HINT,
+    MASKING,
     build_masked_lm_head,
     check_keras_data,
     check_no_custom_head,
+    check_options,
+    is_documents,
     load_masked_lm_head,
     masked_lm_features,
     masked_lm_inputs,
     write_task_preset,
 )
-from kerasbert.tasks.heads import checked_head_outputs
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, is_raw
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 from kerasbert.training.distribution import check_batches_split_evenly
 
-MASKING = ("dynamic", "static")
 NSP_HEAD_NAME = "cls.seq_relationship"
 PRETRAINING_LEARNING_RATE = 1e-4  # the BERT paper's pre-training peak learning rate
 METRIC_SUMS = [f"{task}_{total}" for task in ("mlm", "nsp") for total in ("loss", "hits", "weight")]
-DOCUMENTS_HINT = ("documents (a DataFrame with a text column, a list or Series of document strings, a "
-                  "file or folder path)")
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -349,23 +347,6 @@ class BertPretrainer(Task):
 
     def get_config(self):
         return {**super().get_config(), **self.pretraining_options()}
-
-
-def check_options(backbone, next_sentence, max_sequence_length, masking):
-    """Errors for the options the graph depends on, before any layer is built."""
-    if next_sentence not in NEXT_SENTENCE_TASKS:
-        raise ValueError(f"next_sentence must be 'nsp' (BERT), 'sop' (ALBERT) or None (masked LM "
-                         f"only), got {next_sentence!r}.")
-    check_count("max_sequence_length", max_sequence_length, 5, longest_input(backbone),
-                hint=" The most the backbone's positions hold; BERT uses 128, then 512.")
-    if masking not in MASKING:
-        raise ValueError(f"masking must be 'dynamic' (a new mask each epoch) or 'static' (drawn once), "
-                         f"got {masking!r}.")
-
-
-def is_documents(data):
-    """Whether `data` is what `pretraining_examples` reads (not Keras-level tensors or datasets)."""
-    return is_raw(data) or isinstance(data, os.PathLike)
 
 
 def inputs_and_targets(batch):

@@ -8,18 +8,11 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
-from kerasbert.data.answer_spans import (
-    OUTSIDE_CONTEXT,
-    best_null_score_threshold,
-    best_spans,
-    evaluate_squad,
-    exact_match,
-    f1,
-    prepare_qa_features,
-)
+from kerasbert.data.answer_spans import OUTSIDE_CONTEXT, best_null_score_threshold, best_spans, prepare_qa_features
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.families.sequence_length import packed_input_length
+from kerasbert.metrics.squad import evaluate_squad, exact_match, f1
 from kerasbert.tasks.heads import task_outputs
 from kerasbert.tasks.pipeline_model import is_raw
 from kerasbert.tasks.task import Task
@@ -265,8 +258,8 @@ class BertQuestionAnswerer(Task):
         prefixes = ["", "HasAns_", "NoAns_"] if "NoAns_total" in official else [""]
         results = {}
         for prefix in prefixes:
-            results[f"{prefix}exact_match"] = official[f"{prefix}exact"] / 100
-            results[f"{prefix}f1"] = official[f"{prefix}f1"] / 100
+            results[f"{prefix}exact_match"] = official[f"{prefix}exact"]
+            results[f"{prefix}f1"] = official[f"{prefix}f1"]
             results[f"{prefix}total"] = official[f"{prefix}total"]
         wrong = np.array([exact_match(p, g) == 0.0 for p, g in zip(predicted, gold)], dtype=bool)
         errors = prepared.frame.assign(

@@ -28,7 +28,7 @@ from kerasbert.families.albert.block_sharing import block_order
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.sequence_length import longest_input
 from kerasbert.generation.seq2seq_decoding import DecodingFunction, DecodingSteps, beam_search, greedy_search
-from kerasbert.tasks.bert_masked_lm import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
+from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
 from kerasbert.tasks.task import Task
 

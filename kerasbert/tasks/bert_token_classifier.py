@@ -18,9 +18,10 @@ from kerasbert.data.text_windows import (
     window_word_predictions,
     window_words,
 )
-from kerasbert.data.token_alignment import encode_words, entity_char_spans, entity_spans, word_predictions
+from kerasbert.data.token_alignment import encode_words, entity_char_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
 from kerasbert.families.sequence_length import longest_input, packed_input_length
+from kerasbert.metrics.entities import entity_scores, entity_spans
 from kerasbert.metrics.probabilities import softmax
 from kerasbert.tasks.heads import task_outputs
 from kerasbert.tasks.task import Task
@@ -383,37 +384,6 @@ def warn_truncated(truncated_words, index, packed_length, max_length):
         f"(from_preset(..., sequence_length=N), up to {max_length}) or split long sentences.",
         stacklevel=5,  # the caller of predict or evaluate
     )
-
-
-def entity_scores(gold, predicted):
-    """Entity-level micro precision, recall and F1, and per type (`per_type_f1`, and `per_type`: precision,
-    recall and F1), with seqeval's conventions.
-
-    An entity counts as found when its type and word span match exactly. `gold` and `predicted`
-    are lists of tag lists (BIO/IOB, repaired as `entity_spans` does).
-
-    Examples:
-        >>> entity_scores([["B-PER", "I-PER", "O", "B-LOC"]], [["B-PER", "I-PER", "O", "O"]])
-        {'precision': 1.0, 'recall': 0.5, 'f1': 0.666..., 'per_type_f1': {'LOC': 0.0, 'PER': 1.0}, 'per_type': {...}}
-    """
-    gold_entities = {(row, *span) for row, tags in enumerate(gold) for span in entity_spans(tags)}
-    found_entities = {(row, *span) for row, tags in enumerate(predicted) for span in entity_spans(tags)}
-    results = f1_counts(gold_entities, found_entities)
-    types = sorted({entity[1] for entity in gold_entities | found_entities})
-    per_type = {kind: f1_counts({e for e in gold_entities if e[1] == kind}, {e for e in found_entities if e[1] == kind})
-                for kind in types}
-    results["per_type_f1"] = {kind: scores["f1"] for kind, scores in per_type.items()}
-    results["per_type"] = per_type
-    return results
-
-
-def f1_counts(gold, found):
-    """Precision, recall and F1 of the set `found` against `gold` (0 where undefined)."""
-    correct = len(gold & found)
-    precision = correct / len(found) if found else 0.0
-    recall = correct / len(gold) if gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1}
 
 
 def masked_cross_entropy(logits, labels, weights):

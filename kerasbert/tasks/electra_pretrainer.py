@@ -22,13 +22,8 @@ from kerasbert.families.electra.electra_weights import (
 from kerasbert.layers.heads import ReplacedTokenHead
 from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.presets.loading import load_checkpoint
-from kerasbert.tasks.bert_masked_lm import check_keras_data
-from kerasbert.tasks.bert_pretrainer import (
-    DOCUMENTS_HINT,
-    BertPretrainer,
-    check_options,
-    is_documents,
-)
+from kerasbert.tasks.bert_pretrainer import BertPretrainer
+from kerasbert.tasks.masked_lm_common import DOCUMENTS_HINT, check_keras_data, check_options, is_documents
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS

@@ -11,17 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kerasbert.data.answer_spans import (
-    best_null_score_threshold,
-    best_spans,
-    evaluate_squad,
-    exact_match,
-    f1,
-    normalize_answer,
-    prepare_qa_features,
-)
+from kerasbert.data.answer_spans import best_null_score_threshold, best_spans, prepare_qa_features
 from kerasbert.data.squad import load_squad
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.metrics.squad import evaluate_squad, exact_match, f1, normalize_answer
 
 SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA")
                    or Path(__file__).resolve().parents[2].parent / "shared" / "data")
@@ -231,7 +224,7 @@ def test_oracle_logits_decode_to_the_gold_answers(tokenizer, dev_sample):
     predicted_starts = np.array([prediction.n_best[0].char_start for prediction in predictions])
     assert (predicted_starts == starts).mean() > 0.99  # the rest start inside a word ("1990s" vs "990s")
     scores = evaluate_squad(texts, dev_sample.answer_texts)
-    assert scores["exact"] > 97 and scores["f1"] > 99 and scores["total"] == 600
+    assert scores["exact"] > 0.97 and scores["f1"] > 0.99 and scores["total"] == 600
     assert sum(text == gold for text, gold in zip(texts, first_gold)) > 570
 
 
@@ -247,8 +240,8 @@ def test_null_score_threshold_on_squad_v2(tokenizer):
     assert [prediction.text == "" for prediction in predictions] == impossible.tolist()
     assert all(p.null_score == 20.0 for p, no in zip(predictions, impossible) if no)
     scores = evaluate_squad([p.text for p in predictions], data.answer_texts)
-    assert scores["NoAns_exact"] == 100.0 and scores["NoAns_total"] == impossible.sum()
-    assert scores["HasAns_f1"] > 99 and scores["HasAns_total"] == (~impossible).sum()
+    assert scores["NoAns_exact"] == 1.0 and scores["NoAns_total"] == impossible.sum()
+    assert scores["HasAns_f1"] > 0.99 and scores["HasAns_total"] == (~impossible).sum()
 
 
 def test_best_null_score_threshold_is_the_best_of_every_threshold(tokenizer):
@@ -264,7 +257,7 @@ def test_best_null_score_threshold_is_the_best_of_every_threshold(tokenizer):
 
     def f1_at(value):
         decoded = best_spans(start_logits, end_logits, features, null_score_threshold=value)
-        return evaluate_squad([p.text for p in decoded], data.answer_texts)["f1"] / 100
+        return evaluate_squad([p.text for p in decoded], data.answer_texts)["f1"]
 
     margins = sorted({p.null_score - p.n_best[0].score for p in predictions if p.n_best})
     best_by_search = max([f1_at(-np.inf)] + [f1_at(margin) for margin in margins])
@@ -315,15 +308,15 @@ def test_exact_match_and_f1_by_hand():
 def test_evaluate_squad_breakdown_by_hand():
     scores = evaluate_squad(["Denver Broncos", "Broncos", "", "Paris"],
                             [["Denver Broncos"], ["Denver Broncos"], [], []])
-    assert scores == pytest.approx({"exact": 50.0, "f1": 100 * (1 + 2 / 3 + 1 + 0) / 4, "total": 4,
-                                    "HasAns_exact": 50.0, "HasAns_f1": 100 * (1 + 2 / 3) / 2,
+    assert scores == pytest.approx({"exact": 0.5, "f1": (1 + 2 / 3 + 1 + 0) / 4, "total": 4,
+                                    "HasAns_exact": 0.5, "HasAns_f1": (1 + 2 / 3) / 2,
                                     "HasAns_total": 2,
-                                    "NoAns_exact": 50.0, "NoAns_f1": 50.0, "NoAns_total": 2})
+                                    "NoAns_exact": 0.5, "NoAns_f1": 0.5, "NoAns_total": 2})
     with pytest.raises(ValueError, match="Got 1 predictions for 2 questions"):
         evaluate_squad(["x"], [["x"], ["y"]])
 
 
-def test_first_gold_answer_scores_100_on_dev_v11(dev_v11):
+def test_first_gold_answer_scores_1_on_dev_v11(dev_v11):
     scores = evaluate_squad(dev_v11.answer_texts.str[0], dev_v11.answer_texts)
-    assert scores == {"exact": 100.0, "f1": 100.0, "total": 10570, "HasAns_exact": 100.0, "HasAns_f1": 100.0,
+    assert scores == {"exact": 1.0, "f1": 1.0, "total": 10570, "HasAns_exact": 1.0, "HasAns_f1": 1.0,
                       "HasAns_total": 10570}

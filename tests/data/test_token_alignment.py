@@ -12,14 +12,9 @@ import pandas as pd
 import pytest
 
 from kerasbert.data.conll import load_conll
-from kerasbert.data.token_alignment import (
-    IGNORE_LABEL,
-    encode_words,
-    entity_char_spans,
-    entity_spans,
-    word_predictions,
-)
+from kerasbert.data.token_alignment import IGNORE_LABEL, encode_words, entity_char_spans, word_predictions
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.metrics.entities import entity_spans
 
 SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA")
                    or Path(__file__).resolve().parents[2].parent / "shared" / "data")

@@ -15,7 +15,8 @@ from kerasbert.families.electra.electra_weights import load_replaced_token_head
 from kerasbert.families.registry import backbone_class_for
 from kerasbert.layers.heads import MaskedLMHead, ReplacedTokenHead
 from kerasbert.presets.loading import load_checkpoint
-from kerasbert.tasks.bert_masked_lm import BertMaskedLM, build_masked_lm_head, load_masked_lm_head
+from kerasbert.tasks.bert_masked_lm import BertMaskedLM
+from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head
 
 from .conftest import VOCABULARY_SIZE, hf_configs
 from .test_family_backbones import FAMILIES, hf_forward, padded_batch

@@ -17,7 +17,8 @@ import pytest
 from kerasbert.data.conll import load_conll
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.bert_preprocessor import BertPreprocessor
-from kerasbert.tasks.bert_token_classifier import BertTokenClassifier, entity_scores
+from kerasbert.metrics.entities import entity_scores
+from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 
 SHARED_DATA = Path(os.environ.get("KERASBERT_SHARED_DATA")
                    or Path(__file__).resolve().parents[2].parent / "shared" / "data")
