@@ -15,9 +15,9 @@ DEBUG_ENV = "KERASBERT_DEBUG"
 def one_line(error):
     """An exception as the one line the user sees: its message with line breaks folded.
 
-    Examples:
-        >>> one_line(ValueError("No column 'text'.\\nColumns: review, stars."))
-        "No column 'text'. Columns: review, stars."
+    Example:
+    >>> one_line(ValueError("No column 'text'.\\nColumns: review, stars."))
+    "No column 'text'. Columns: review, stars."
     """
     message = " ".join(part.strip() for part in str(error).splitlines() if part.strip())
     if isinstance(error, KeyError) and len(error.args) == 1:
@@ -49,7 +49,7 @@ def main():
     """kerasbert: fine-tune, evaluate, serve and convert BERT models from the shell.
 
     \b
-    Examples:
+    Example:
         kerasbert fit uci_sentiment --preset all_minilm_l6_v2_en --output sentiment.keras
         kerasbert predict sentiment.keras reviews.csv --output predictions.jsonl
         kerasbert serve sentiment.keras --port 8000

@@ -11,10 +11,10 @@ def parameter_count(config):
     """Parameters of a backbone config of any family (embeddings, projection, distinct encoder blocks, pooler), as
     `count_params()` gives.
 
-    Examples:
-        >>> parameter_count({"vocabulary_size": 30522, "num_layers": 12, "hidden_dim": 768, "intermediate_dim": 3072,
-        ...                  "max_sequence_length": 512, "num_segments": 2})
-        109482240
+    Example:
+    >>> parameter_count({"vocabulary_size": 30522, "num_layers": 12, "hidden_dim": 768, "intermediate_dim": 3072,
+    ...                  "max_sequence_length": 512, "num_segments": 2})
+    109482240
     """
     hidden, inner = config["hidden_dim"], config["intermediate_dim"]
     width = config.get("embedding_dim") or hidden  # ALBERT and ELECTRA: narrower tables, then a projection
@@ -31,7 +31,7 @@ def presets():
     """List the built-in presets with their parameter counts and float32 sizes.
 
     \b
-    Examples:
+    Example:
         kerasbert presets
     """
     from kerasbert.presets.registry import PRESETS
@@ -53,7 +53,7 @@ def convert(source, destination, fmt, allow_pickle):
     Task heads (pre-training, classifier, QA) travel with the backbone.
 
     \b
-    Examples:
+    Example:
         kerasbert convert uncased_L-2_H-128_A-2 bert_tiny_hf --format hf
     """
     from kerasbert.families.preset_conversion import convert_preset
@@ -69,7 +69,7 @@ def export(model_file, destination):
     """Export MODEL_FILE (.keras) as a TensorFlow SavedModel whose `serve` signature takes raw strings.
 
     \b
-    Examples:
+    Example:
         kerasbert export sentiment.keras sentiment_savedmodel
     """
     load_task(model_file).export(destination)
@@ -96,7 +96,7 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
     Each file is a document; every task model's from_preset reads the written folder.
 
     \b
-    Examples:
+    Example:
         kerasbert pretrain austen/ --output austen_bert --epochs 3
         kerasbert fit uci_sentiment --preset austen_bert
     """

@@ -22,7 +22,7 @@ def serve(model_file, host, port, max_batch, max_wait_ms, model_batch, max_input
     """Serve MODEL_FILE (.keras): POST /predict, GET /health, GET /metadata.
 
     \b
-    Examples:
+    Example:
         kerasbert serve sentiment.keras --port 8000 &
         curl -s localhost:8000/predict -d '["a lovely film", "dull"]'
     """

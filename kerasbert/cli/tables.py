@@ -1,9 +1,9 @@
 """Data in and out of the command line: CSV, TSV, JSON lines, Parquet, shipped data sets, stdin lines.
 
-Examples:
-    >>> read_table("uci_sentiment:test").columns.tolist()
-    ['text', 'label', 'source']
-    >>> write_table(predictions, "out.csv")        # nested cells (probabilities, entities) as JSON
+Example:
+>>> read_table("uci_sentiment:test").columns.tolist()
+['text', 'label', 'source']
+>>> write_table(predictions, "out.csv")        # nested cells (probabilities, entities) as JSON
 """
 
 import csv

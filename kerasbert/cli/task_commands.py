@@ -29,9 +29,9 @@ TASK_COLUMNS = {  # in the order they are tried
 def infer_task(columns):
     """The --task whose columns the data has, as `fit(df)` reads them.
 
-    Examples:
-        >>> infer_task(["text", "label"]), infer_task(["tokens", "tags"])
-        ('classifier', 'token-classifier')
+    Example:
+    >>> infer_task(["text", "label"]), infer_task(["tokens", "tags"])
+    ('classifier', 'token-classifier')
     """
     for task, needed in TASK_COLUMNS.items():
         if set(needed) <= set(columns):
@@ -44,9 +44,9 @@ def infer_task(columns):
 def parse_task_args(pairs):
     """`key=value` strings -> task arguments; values are JSON where they parse (numbers, lists), else text.
 
-    Examples:
-        >>> parse_task_args(["text_column=review", "labels=[\\"neg\\", \\"pos\\"]"])
-        {'text_column': 'review', 'labels': ['neg', 'pos']}
+    Example:
+    >>> parse_task_args(["text_column=review", "labels=[\\"neg\\", \\"pos\\"]"])
+    {'text_column': 'review', 'labels': ['neg', 'pos']}
     """
     arguments = {}
     for pair in pairs:
@@ -112,7 +112,7 @@ def fit(data, task, preset, validation_source, epochs, batch_size, max_length, l
     (multiple choice).
 
     \b
-    Examples:
+    Example:
         kerasbert fit uci_sentiment --epochs 2 --output sentiment.keras --report sentiment_report
     """
     import kerasbert.tasks as applications
@@ -155,7 +155,7 @@ def evaluate(model_file, data, batch_size, output):
     """Score MODEL_FILE (.keras) on labelled DATA; prints the metrics as JSON.
 
     \b
-    Examples:
+    Example:
         kerasbert evaluate sentiment.keras uci_sentiment:test
     """
     model = load_task(model_file)
@@ -179,7 +179,7 @@ def predict(model_file, data, batch_size, output, fmt):
     input already uses is prefixed `predicted_`.
 
     \b
-    Examples:
+    Example:
         printf 'a lovely film\\nawful acting\\n' | kerasbert predict sentiment.keras
         kerasbert predict ner.keras sentences.jsonl --output entities.jsonl
     """
