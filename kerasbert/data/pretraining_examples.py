@@ -149,7 +149,7 @@ def _check_settings(max_sequence_length, next_sentence, short_seq_prob, dupe_fac
     check_count("max_sequence_length", max_sequence_length, 5, hint=" [CLS] A [SEP] B [SEP] with 2 tokens of "
                 "text needs 5; pass e.g. 128.")
     check_number("short_seq_prob", short_seq_prob, 0, 1)
-    check_count("dupe_factor", dupe_factor, hint=" (passes over the documents)")
+    check_count("dupe_factor", dupe_factor, hint=" It counts the passes over the documents.")
 
 
 def _check_text_and_tokenizer(texts, next_sentence, tokenizer):

@@ -44,7 +44,7 @@ def copy_weights_by_path(source, target, skip_missing=False):
 
 def check_size(name, value, hidden_dim):
     """An int in [1, hidden_dim], or a ValueError naming `name` and the range."""
-    return check_count(name, value, 1, hidden_dim, hint=f" (at most the hidden size {hidden_dim})")
+    return check_count(name, value, 1, hidden_dim, hint=f" {hidden_dim} is the hidden size.")
 
 
 def merge_lora_weights(backbone, merged):

@@ -124,13 +124,20 @@ def test_lora_equals_peft_and_merging_keeps_the_outputs(tmp_path, targets):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    ({"adapter_size": 0}, "adapter_size must be an int from 1 to the hidden size 16, got 0"),
-    ({"adapter_size": 17}, "adapter_size must be an int from 1 to the hidden size 16, got 17"),
-    ({"lora_rank": -1}, "lora_rank must be an int from 1 to the hidden size 16"),
+    ({"adapter_size": 0}, "adapter_size must be an int from 1 to 16, got 0. 16 is the hidden size."),
+    ({"adapter_size": 17}, "adapter_size must be an int from 1 to 16, got 17. 16 is the hidden size."),
+    ({"lora_rank": -1}, "lora_rank must be an int from 1 to 16, got -1. 16 is the hidden size."),
     ({"lora_rank": 2, "lora_targets": ["qkv"]}, "unknown ['qkv']; choose from ['query', 'key', 'value'"),
-    ({"lora_rank": 2, "lora_alpha": 0}, "lora_alpha must be a positive number"),
+    ({"lora_rank": 2, "lora_alpha": 0}, "lora_alpha must be a number in (0, inf), got 0."),
 ])
 def test_bad_sizes_are_named(arguments, message):
     with pytest.raises(ValueError) as raised:
         BertBackbone(**TINY, **arguments)
     assert message in str(raised.value)
+
+
+def test_sizes_of_the_wrong_type_are_type_errors():
+    with pytest.raises(TypeError, match="adapter_size must be an int from 1 to 16, got str '8'"):
+        BertBackbone(**TINY, adapter_size="8")
+    with pytest.raises(TypeError, match="lora_alpha must be a number in \\(0, inf\\), got bool True"):
+        BertBackbone(**TINY, lora_rank=2, lora_alpha=True)
