@@ -18,8 +18,6 @@ The teacher runs in inference mode and never trains; the student is the user's t
 and stays an ordinary task (`predict`, `evaluate`, `.keras`, `export`).
 """
 
-import math
-import numbers
 import warnings
 
 import keras
@@ -28,6 +26,7 @@ import pandas as pd
 import tensorflow as tf
 from keras import ops
 
+from kerasbert.arguments import check_number
 from kerasbert.data.prepared import Prepared
 from kerasbert.distillation.student_models import DISTILLABLE_TASKS, distillation_view, with_backbone_outputs
 from kerasbert.families.sequence_length import longest_input
@@ -111,16 +110,6 @@ def layer_pairs(student_layers, teacher_layers):
 
 
 # === Checks ===
-
-def check_number(name, value, low, high=None, low_open=False, hint=""):
-    """A real number in [low, high] ((low, high] with `low_open`): else a TypeError/ValueError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise TypeError(f"{name} must be a finite number, got {type(value).__name__} {value!r}.{hint}")
-    if value < low or (low_open and value == low) or (high is not None and value > high):
-        bounds = f"{'(' if low_open else '['}{low}, {'inf)' if high is None else f'{high}]'}"
-        raise ValueError(f"{name} must lie in {bounds}, got {value!r}.{hint}")
-    return float(value)
-
 
 def labels_of(task):
     """The task's class or tag names in output order (None before it knows them)."""

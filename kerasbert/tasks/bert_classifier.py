@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.arguments import check_count
+from kerasbert.arguments import check_count, check_number
 from kerasbert.data.batching import EagerBatches
 from kerasbert.data.labels import LabelEncoder, above_threshold
 from kerasbert.data.output_rows import empty_like_output, in_input_order, ragged_from_padded
@@ -279,9 +279,7 @@ class BertClassifier(Task):
             else:
                 raise ValueError(f"class_weight has the key {key!r}, which is not a label; the labels are {labels} "
                                  f"(or their indices 0..{len(labels) - 1}).")
-            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) or not weight >= 0:
-                raise ValueError(f"class_weight[{key!r}] must be a number >= 0, got {weight!r}.")
-            by_index[index] = float(weight)
+            by_index[index] = check_number(f"class_weight[{key!r}]", weight, 0)
         return by_index
 
     # === Training ===

@@ -20,7 +20,8 @@ def classifier(tiny_preset):
     ({"callbacks": [print]}, TypeError, "callbacks must be keras.callbacks.Callback objects"),
     ({"validation_split": 2}, ValueError, "validation_split must be a fraction in (0, 1), got 2"),
     ({"class_weight": {"neutral": 2.0}}, ValueError, "class_weight has the key 'neutral', which is not a label"),
-    ({"class_weight": {"positive": -1}}, ValueError, "class_weight['positive'] must be a number >= 0"),
+    ({"class_weight": {"positive": -1}}, ValueError, "class_weight['positive'] must be a number in [0, inf), got -1"),
+    ({"class_weight": {"positive": "2"}}, TypeError, "class_weight['positive'] must be a number in [0, inf), got str"),
 ])
 def test_bad_fit_arguments_are_named_and_nothing_trains(classifier, uci_reviews, arguments, error, message):
     before = [np.array(weight) for weight in classifier.get_weights()]
