@@ -93,8 +93,8 @@ def test_every_task_model_takes_each_mode(tiny_preset, task_class, arguments, fi
 
 @pytest.mark.parametrize("arguments, message", [
     ({"fine_tuning": "partial"}, "fine_tuning='partial' is not one of ['full', 'frozen', 'adapters', 'lora']"),
-    ({"fine_tuning": "adapters", "adapter_size": 0}, "adapter_size must be an int from 1 to the hidden size 16"),
-    ({"fine_tuning": "lora", "lora_rank": 32}, "lora_rank must be an int from 1 to the hidden size 16, got 32"),
+    ({"fine_tuning": "adapters", "adapter_size": 0}, "adapter_size must be an int from 1 to 16, got 0. 16 is the hidden size."),
+    ({"fine_tuning": "lora", "lora_rank": 32}, "lora_rank must be an int from 1 to 16, got 32. 16 is the hidden size."),
     ({"fine_tuning": "full", "lora_rank": 4}, "lora_rank, lora_alpha and lora_targets apply to fine_tuning='lora'"),
     ({"fine_tuning": "lora", "adapter_size": 4}, "adapter_size applies to fine_tuning='adapters'"),
     ({"layer_mix": True, "head": keras.layers.Dense(2)}, "layer_mix=True mixes the layers for the default"),
