@@ -1,20 +1,31 @@
-"""Model families: one folder each (backbone, tokenizer, checkpoint names), and the registry that picks them."""
+"""Model families: one folder each (backbone, tokenizer, HF names as data: its `FAMILY`), registered below with
+one line each; every lookup by model type reads the registry (`kerasbert.families.family`)."""
 
 from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
-from kerasbert.families.albert.albert_backbone import AlbertBackbone
-from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer
-from kerasbert.families.bert.bert_backbone import BertBackbone
-from kerasbert.families.bert.bert_tokenizer import BertTokenizer
-from kerasbert.families.bert_preprocessor import BertPreprocessor
-from kerasbert.families.distilbert.distilbert_backbone import DistilBertBackbone
-from kerasbert.families.electra.electra_backbone import ElectraBackbone
-from kerasbert.families.electra.electra_generator import ElectraGenerator, generator_config_for
-from kerasbert.families.preset_conversion import convert_preset
-from kerasbert.families.registry import backbone_class_for
-from kerasbert.families.roberta.roberta_backbone import RobertaBackbone
-from kerasbert.families.roberta.roberta_packer import RobertaPacker
-from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
-from kerasbert.families.tokenizer_registry import tokenizer_from_preset
+from kerasbert.families import albert, bert, distilbert, electra, roberta
+from kerasbert.families.family import (
+    FAMILIES,
+    Family,
+    backbone_class_for,
+    family_named,
+    register,
+    tokenizer_from_preset,
+)
+
+register(bert.FAMILY)
+register(albert.FAMILY)
+register(roberta.FAMILY)
+register(distilbert.FAMILY)
+register(electra.FAMILY)
+
+from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
+from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
+from kerasbert.families.bert_preprocessor import BertPreprocessor  # noqa: E402
+from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402
+from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa: E402
+from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402
+from kerasbert.families.preset_conversion import convert_preset  # noqa: E402
+from kerasbert.families.roberta import RobertaBackbone, RobertaPacker, RobertaTokenizer  # noqa: E402

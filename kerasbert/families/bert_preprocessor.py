@@ -2,7 +2,7 @@
 
 import keras
 
-from kerasbert.families.tokenizer_registry import tokenizer_from_preset
+from kerasbert.families.family import tokenizer_from_preset
 from kerasbert.tokenizers.bert_packer import check_sequence_length
 from kerasbert.tokenizers.string_inputs import to_string_tensor
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase

@@ -3,7 +3,7 @@
 Every checkpoint reader in `kerasbert.presets` hands over weights under the HF base model's names
 (`BertModel`, `AlbertModel`, `RobertaModel`, `DistilBertModel`, `ElectraModel`) in torch layout
 (`Linear.weight` is `[out, in]`); this module moves them into a backbone and back out, so the presets
-package never needs to know a model class. `HF_NAMES` says where each family keeps each part.
+package never needs to know a model class. Each family's `Family.weights` says where it keeps each part.
 """
 
 import dataclasses
@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from kerasbert.families.family import family_named
 from kerasbert.families.family_heads import masked_lm_head_names
 from kerasbert.presets.checkpoint import CheckpointError
 
@@ -18,14 +19,6 @@ from kerasbert.presets.checkpoint import CheckpointError
 BERT_BLOCK = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
               "attention_output": "attention.output.dense", "attention_layer_norm": "attention.output.LayerNorm",
               "intermediate": "intermediate.dense", "output": "output.dense", "output_layer_norm": "output.LayerNorm"}
-ALBERT_BLOCK = {"query": "attention.query", "key": "attention.key", "value": "attention.value",
-                "attention_output": "attention.dense", "attention_layer_norm": "attention.LayerNorm",
-                "intermediate": "ffn", "output": "ffn_output", "output_layer_norm": "full_layer_layer_norm"}
-DISTILBERT_BLOCK = {"query": "attention.q_lin", "key": "attention.k_lin", "value": "attention.v_lin",
-                    "attention_output": "attention.out_lin", "attention_layer_norm": "sa_layer_norm",
-                    "intermediate": "ffn.lin1", "output": "ffn.lin2", "output_layer_norm": "output_layer_norm"}
-
-
 @dataclasses.dataclass(frozen=True)
 class HfNames:
     """A family's HF weight names: `block` (see `BERT_BLOCK`), the prefix of distinct block `index` (which is
@@ -38,16 +31,6 @@ class HfNames:
     pooler: str | None
 
 
-HF_NAMES = {
-    "bert": HfNames(BERT_BLOCK, "encoder.layer.{index}", None, "pooler.dense"),
-    "roberta": HfNames(BERT_BLOCK, "encoder.layer.{index}", None, "pooler.dense"),
-    "electra": HfNames(BERT_BLOCK, "encoder.layer.{index}", "embeddings_project", None),
-    "albert": HfNames(ALBERT_BLOCK, "encoder.albert_layer_groups.{group}.albert_layers.{inner}",
-                      "encoder.embedding_hidden_mapping_in", "pooler"),
-    "distilbert": HfNames(DISTILBERT_BLOCK, "transformer.layer.{index}", None, None),
-}
-
-
 def weight_links(backbone):
     """Yield `(variable, hf_names, kind)` for every backbone weight HF's model of `backbone.family` names.
 
@@ -55,7 +38,7 @@ def weight_links(backbone):
     tensors fused into one variable along the output axis). A part the family has no name for (a
     projection in a BERT, a pooler in a DistilBERT) yields nothing.
     """
-    names = HF_NAMES[backbone.family]
+    names = family_named(backbone.family).weights
     embedding = backbone.embedding
     yield embedding.token_embedding.embeddings, ["embeddings.word_embeddings.weight"], "copy"
     if embedding.segment_embedding is not None:
@@ -196,7 +179,7 @@ def apply_checkpoint(backbone, checkpoint):
                 "another config."
             ) from None
         return
-    pooler = HF_NAMES[backbone.family].pooler
+    pooler = family_named(backbone.family).weights.pooler
     missing = assign_links(
         weight_links(backbone), checkpoint.state_dict, checkpoint.source,
         optional=(f"{pooler}.weight", f"{pooler}.bias") if pooler else (),

@@ -8,11 +8,13 @@ whatever the config says. Facts read from transformers 5.24 (`BertLMPredictionHe
 `AlbertMLMHead`, `DistilBertForMaskedLM`, `ElectraGeneratorPredictions` + `generator_lm_head`).
 
 Examples:
-    >>> MASKED_LM_HEADS["roberta"].bias, MASKED_LM_HEADS["roberta"].activation
+    >>> masked_lm_head_names("roberta").bias, masked_lm_head_names("roberta").activation
     ('lm_head.bias', 'gelu')
 """
 
 import dataclasses
+
+from kerasbert.families.family import family_named
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,31 +36,11 @@ class MaskedLMHeadNames:
     hf_class: str
 
 
-MASKED_LM_HEADS = {
-    "bert": MaskedLMHeadNames("cls.predictions.", "cls.predictions.transform.dense",
-                              "cls.predictions.transform.LayerNorm", "cls.predictions.bias",
-                              "cls.predictions.decoder", None, "BertForMaskedLM"),
-    "roberta": MaskedLMHeadNames("lm_head.", "lm_head.dense", "lm_head.layer_norm", "lm_head.bias",
-                                 "lm_head.decoder", "gelu", "RobertaForMaskedLM"),
-    "albert": MaskedLMHeadNames("predictions.", "predictions.dense", "predictions.LayerNorm", "predictions.bias",
-                                "predictions.decoder", None, "AlbertForMaskedLM"),
-    "distilbert": MaskedLMHeadNames("vocab_", "vocab_transform", "vocab_layer_norm", "vocab_projector.bias",
-                                    "vocab_projector", None, "DistilBertForMaskedLM"),
-    "electra": MaskedLMHeadNames("generator_", "generator_predictions.dense", "generator_predictions.LayerNorm",
-                                 "generator_lm_head.bias", "generator_lm_head", "gelu", "ElectraForMaskedLM"),
-}
-# ELECTRA's discriminator head (`ReplacedTokenHead`) in HF `ElectraForPreTraining`; its activation is hidden_act.
-REPLACED_TOKEN_HEAD = "discriminator_predictions"
-
-
 def masked_lm_head_names(family):
-    """The `MaskedLMHeadNames` of `family` (an HF model_type), or a ValueError listing the known ones.
+    """The `MaskedLMHeadNames` of `family` (an HF model_type), or an error listing the known families.
 
     Examples:
         >>> masked_lm_head_names("albert").dense
         'predictions.dense'
     """
-    if family not in MASKED_LM_HEADS:
-        raise ValueError(f"No masked-LM head is known for the {family!r} family; kerasbert knows "
-                         f"{', '.join(sorted(MASKED_LM_HEADS))}.")
-    return MASKED_LM_HEADS[family]
+    return family_named(family).masked_lm_head

@@ -9,8 +9,7 @@ Examples:
     >>> convert_preset("bert_tiny_kerasbert", "bert_tiny_hf", format="hf")          # -> transformers
 """
 
-from kerasbert.families.registry import backbone_class_for
-from kerasbert.families.tokenizer_registry import tokenizer_from_preset
+from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
 

@@ -16,9 +16,8 @@ class FamilyMismatchError(CheckpointError):
     """Weights of another model family than their config says, or than the backbone class loading them."""
 
 
-# The tokenizer files of each family's checkpoint folder (DistilBERT and ELECTRA use BERT's WordPiece).
-TOKENIZER_FILES = {"bert": ("vocab.txt",), "distilbert": ("vocab.txt",), "electra": ("vocab.txt",),
-                   "roberta": ("vocab.json", "merges.txt"), "albert": ("spiece.model",)}
+# The tokenizer files of each family's checkpoint folder, registered with the family (`register_hf_family`).
+TOKENIZER_FILES = {}
 TOKENIZER_KINDS = {"vocab.txt": "WordPiece vocabulary", "vocab.json": "byte-level BPE vocabulary",
                    "merges.txt": "byte-level BPE merges", "spiece.model": "SentencePiece model"}
 

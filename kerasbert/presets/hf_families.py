@@ -13,7 +13,7 @@ Examples:
 
 import dataclasses
 
-from kerasbert.presets.checkpoint import CheckpointError, UnsupportedModelTypeError
+from kerasbert.presets.checkpoint import TOKENIZER_FILES, CheckpointError, UnsupportedModelTypeError
 
 # HF activation names -> kerasbert activation. "gelu" in HF is the exact erf GELU.
 HF_ACTIVATIONS = {
@@ -57,7 +57,10 @@ class HfFamily:
     `config.json` may omit. fixed: backbone arguments the family fixes. architecture: the HF base model
     class. weight_prefix: the base model's prefix in HF task checkpoints ("albert." in AlbertForMaskedLM).
     marker_weight: a weight every checkpoint of the family has, under its base-model name.
-    activation_key: the config key of the activation.
+    activation_key: the config key of the activation. tokenizer_files: the tokenizer's files in a checkpoint
+    folder. tokenizer_settings: `(tokenizer.json dict or None, tokenizer_config.json dict) -> settings` of the
+    family's tokenizer (None: WordPiece's). projects_only_other_widths: an `embedding_dim` equal to
+    the hidden width means no embedding projection.
     """
 
     config_keys: dict
@@ -67,32 +70,19 @@ class HfFamily:
     weight_prefix: str
     marker_weight: str = "encoder.layer.0.attention.self.query.weight"
     activation_key: str = "hidden_act"
+    tokenizer_files: tuple = ("vocab.txt",)
+    tokenizer_settings: object = None
+    projects_only_other_widths: bool = False
 
 
-FAMILIES = {
-    "bert": HfFamily(BERT_CONFIG_KEYS, {"layer_norm_eps": 1e-12, "hidden_act": "gelu"}, STOCK_BERT,
-                     "BertModel", "bert."),
-    "roberta": HfFamily({**BERT_CONFIG_KEYS, "pad_token_id": "padding_token_id"},
-                        {"layer_norm_eps": 1e-12, "hidden_act": "gelu", "pad_token_id": 1},
-                        STOCK_BERT, "RobertaModel", "roberta."),
-    "electra": HfFamily({**BERT_CONFIG_KEYS, "embedding_size": "embedding_dim"},
-                        {"layer_norm_eps": 1e-12, "hidden_act": "gelu", "embedding_size": 128},
-                        {**STOCK_BERT, "use_pooler": False}, "ElectraModel", "electra."),
-    "albert": HfFamily({**BERT_CONFIG_KEYS, "embedding_size": "embedding_dim", "num_hidden_groups": "num_block_groups",
-                        "inner_group_num": "blocks_per_group"},
-                       {"layer_norm_eps": 1e-12, "hidden_act": "gelu_new", "embedding_size": 128,
-                        "num_hidden_groups": 1, "inner_group_num": 1},
-                       STOCK_BERT, "AlbertModel", "albert.",
-                       marker_weight="encoder.albert_layer_groups.0.albert_layers.0.attention.query.weight"),
-    "distilbert": HfFamily({"vocab_size": "vocabulary_size", "n_layers": "num_layers", "n_heads": "num_heads",
-                            "dim": "hidden_dim", "hidden_dim": "intermediate_dim", "dropout": "dropout",
-                            "attention_dropout": "attention_dropout",
-                            "max_position_embeddings": "max_sequence_length", "initializer_range": "initializer_range"},
-                           {"activation": "gelu"},
-                           {**STOCK_BERT, "num_segments": 0, "use_pooler": False, "layer_norm_epsilon": 1e-12},
-                           "DistilBertModel", "distilbert.", marker_weight="transformer.layer.0.attention.q_lin.weight",
-                           activation_key="activation"),
-}
+# HF model_type -> HfFamily, filled by `kerasbert.families` (each family folder registers its own).
+FAMILIES = {}
+
+
+def register_hf_family(model_type, family):
+    """Make `model_type` readable and writable: its `HfFamily` and its tokenizer files (`TOKENIZER_FILES`)."""
+    FAMILIES[model_type] = family
+    TOKENIZER_FILES[model_type] = family.tokenizer_files
 
 
 def family_of(hf_config, source):
@@ -118,8 +108,8 @@ def backbone_config_from_hf(hf_config, source, activation_names=HF_ACTIVATIONS):
     if missing:
         raise CheckpointError(f"{source} lacks the {model_type} config keys {missing}.")
     config = {**family.fixed, **{ours: hf_config[theirs] for theirs, ours in family.config_keys.items()}}
-    if model_type == "electra" and config["embedding_dim"] == config["hidden_dim"]:
-        config["embedding_dim"] = None  # HF ELECTRA projects the embeddings only when the widths differ
+    if family.projects_only_other_widths and config["embedding_dim"] == config["hidden_dim"]:
+        config["embedding_dim"] = None  # e.g. HF ELECTRA projects the embeddings only when the widths differ
     activation = hf_config[family.activation_key]
     if activation not in activation_names:
         raise CheckpointError(

@@ -85,10 +85,13 @@ def tokenizer_config_from_hf(folder, family="bert"):
     fast = read_json(tokenizer_json) if tokenizer_json.is_file() else None
     config_path = folder / "tokenizer_config.json"
     settings = read_json(config_path) if config_path.is_file() else {}
-    if family == "roberta":
-        return roberta_settings(fast, settings)
-    if family == "albert":
-        return albert_settings(fast, settings)
+    reader = FAMILIES[family].tokenizer_settings
+    return (reader or wordpiece_settings)(fast, settings)
+
+
+def wordpiece_settings(fast, settings):
+    """`BertTokenizer` settings: casing, accents and CJK splitting from the fast tokenizer's normaliser, else
+    `tokenizer_config.json`."""
     normalizer = (fast or {}).get("normalizer") or {}
     if normalizer.get("type") == "BertNormalizer":
         return {
@@ -106,29 +109,6 @@ def tokenizer_config_from_hf(folder, family="bert"):
 def added_token(fast, content):
     """The `added_tokens` entry of `content` in a `tokenizer.json`, or None."""
     return next((token for token in (fast or {}).get("added_tokens", []) if token.get("content") == content), None)
-
-
-def roberta_settings(fast, settings):
-    """`RobertaTokenizer` settings: the prefix space (the pre-tokenizer's, else `tokenizer_config.json`'s) and
-    whether `<mask>` takes the space on its left (its added token's `lstrip`; RoBERTa's is True)."""
-    pre_tokenizer = (fast or {}).get("pre_tokenizer") or {}
-    add_prefix_space = pre_tokenizer.get("add_prefix_space", settings.get("add_prefix_space", False))
-    mask_token = settings.get("mask_token", "<mask>")
-    mask = added_token(fast, mask_token.get("content") if isinstance(mask_token, dict) else mask_token)
-    return {"add_prefix_space": bool(add_prefix_space), "mask_token_lstrip": bool((mask or {}).get("lstrip", True))}
-
-
-ALBERT_SPECIAL_TOKENS = {"<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"}
-
-
-def albert_settings(fast, settings):
-    """`AlbertTokenizer` settings: casing and accents from `tokenizer_config.json`, and
-    `legacy_added_tokens` when a `tokenizer.json` written by transformers 4 (added tokens: the special
-    tokens only, as in the published ALBERT checkpoints) is what HF loads."""
-    legacy = fast is not None and {token.get("content") for token in fast.get("added_tokens", [])} <= \
-        ALBERT_SPECIAL_TOKENS
-    return {"do_lower_case": bool(settings.get("do_lower_case", True)),
-            "keep_accents": bool(settings.get("keep_accents", False)), "legacy_added_tokens": legacy}
 
 
 def check_weights_fit_the_config(state_dict, config, model_type, source):

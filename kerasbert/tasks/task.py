@@ -36,9 +36,8 @@ from kerasbert.deployment.quantize import WEIGHT_ONLY_INT8, quantize_task
 from kerasbert.families.bert.bert_backbone import check_tokenizer_fits
 from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.checkpoint_weights import assign_links, dense_links
-from kerasbert.families.registry import backbone_class_for
+from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
 from kerasbert.families.sequence_length import check_sequence_length_fits, longest_input
-from kerasbert.families.tokenizer_registry import tokenizer_from_preset
 from kerasbert.fine_tuning.frozen_features import FROZEN_FEATURES, FrozenFeatureState, call_on_frozen_features
 from kerasbert.fine_tuning.modes import apply_fine_tuning, check_fine_tuning, fine_tuning_overrides
 from kerasbert.fine_tuning.task_weights import load_task_weights, save_task_weights, task_from_weights

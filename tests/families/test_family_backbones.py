@@ -17,7 +17,7 @@ from kerasbert.families.albert.albert_backbone import AlbertBackbone
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.distilbert.distilbert_backbone import DistilBertBackbone
 from kerasbert.families.electra.electra_backbone import ElectraBackbone
-from kerasbert.families.registry import backbone_class_for
+from kerasbert.families.family import backbone_class_for
 from kerasbert.families.roberta.roberta_backbone import RobertaBackbone
 from kerasbert.presets.checkpoint import CheckpointError, FamilyMismatchError, UnsupportedModelTypeError
 from kerasbert.presets.loading import load_checkpoint

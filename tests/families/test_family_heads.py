@@ -12,7 +12,7 @@ import pytest
 
 from kerasbert.families.checkpoint_weights import export_links, masked_lm_head_links
 from kerasbert.families.electra.electra_weights import load_replaced_token_head
-from kerasbert.families.registry import backbone_class_for
+from kerasbert.families.family import backbone_class_for
 from kerasbert.layers.heads import MaskedLMHead, ReplacedTokenHead
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.bert_masked_lm import BertMaskedLM

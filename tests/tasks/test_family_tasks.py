@@ -29,7 +29,7 @@ from kerasbert.families import (
     RobertaTokenizer,
     tokenizer_from_preset,
 )
-from kerasbert.families.registry import backbone_class_for
+from kerasbert.families.family import backbone_class_for
 from kerasbert.presets.checkpoint import FamilyMismatchError
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks import (

@@ -2,5 +2,6 @@
 
 from kerasbert.families.albert.albert_backbone import AlbertBackbone
 from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer
+from kerasbert.families.albert.family import FAMILY
 
-__all__ = ["AlbertBackbone", "AlbertTokenizer"]
+__all__ = ["FAMILY", "AlbertBackbone", "AlbertTokenizer"]

@@ -2,5 +2,6 @@
 
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert.family import FAMILY
 
-__all__ = ["BertBackbone", "BertTokenizer"]
+__all__ = ["FAMILY", "BertBackbone", "BertTokenizer"]

@@ -2,5 +2,6 @@
 
 from kerasbert.families.electra.electra_backbone import ElectraBackbone
 from kerasbert.families.electra.electra_generator import ElectraGenerator
+from kerasbert.families.electra.family import FAMILY
 
-__all__ = ["ElectraBackbone", "ElectraGenerator"]
+__all__ = ["FAMILY", "ElectraBackbone", "ElectraGenerator"]

@@ -13,13 +13,16 @@ import warnings
 import numpy as np
 
 from kerasbert.families.checkpoint_weights import (
-    HF_NAMES,
     assign_links,
     block_links,
     dense_links,
     masked_lm_head_links,
 )
-from kerasbert.families.family_heads import REPLACED_TOKEN_HEAD, masked_lm_head_names
+from kerasbert.families.family import family_named
+from kerasbert.families.family_heads import masked_lm_head_names
+
+# ELECTRA's discriminator head (`ReplacedTokenHead`) in HF `ElectraForPreTraining`; its activation is hidden_act.
+REPLACED_TOKEN_HEAD = "discriminator_predictions"
 
 # What an ElectraGenerator takes from a checkpoint's backbone config (the embedding settings are the discriminator's).
 GENERATOR_ARGUMENTS = ("num_layers", "num_heads", "hidden_dim", "intermediate_dim", "activation", "dropout",
@@ -46,7 +49,7 @@ def load_replaced_token_head(head, checkpoint):
 def generator_links(generator):
     """`(variable, hf_names, kind)` of an `ElectraGenerator` under HF `ElectraForMaskedLM` names (the base model's
     prefix `electra.` stripped), except the embeddings, which are the discriminator's."""
-    names = HF_NAMES["electra"]
+    names = family_named("electra").weights
     if generator.embedding_projection is not None:
         yield from dense_links(generator.embedding_projection, names.projection)
     for index, block in enumerate(generator.encoder_blocks):
