@@ -28,6 +28,7 @@ Run (hours on 2 shared cores; see benchmarks/README.md for measured times):
     .venv/bin/python benchmarks/quality_paired.py [--datasets sst2 mrpc uci] [--seeds 0 1 2 3 4] [--skip-hf]
 Check that a change (e.g. a refactoring) moves no kerasbert seed, against a saved run:
     .venv/bin/python benchmarks/quality_paired.py --skip-hf --compare runs/quality_before.json
+After an interruption, the same command with --resume does only the runs missing from --out.
 Smoke test (a few minutes): --datasets uci --seeds 0 --limit 64
 """
 
@@ -202,6 +203,8 @@ def main():
     parser.add_argument("--mrpc-epochs", type=int, default=DATASETS["mrpc"])
     parser.add_argument("--limit", type=int, help="only the first N rows of each split (smoke tests)")
     parser.add_argument("--out", type=Path, help="JSON of every run (default runs/quality_paired_<UTC time>.json)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the runs already in --out and do only the missing ones (after an interruption)")
     parser.add_argument("--compare", type=Path, help="a saved JSON: report every run whose result differs from it")
     parser.add_argument("--matmul-sizes", type=int, nargs="*", default=[1024, 2048],
                         help="square matmul sizes for the machine's rate (none: skip)")
@@ -220,10 +223,15 @@ def main():
     if args.matmul_sizes:
         print("\n" + matmul_ceiling.report(matmul_ceiling.measure(args.matmul_sizes, repeats=3)), flush=True)
     record = {"command": sys.argv, "epochs": epochs, "hf_threads": args.hf_threads, "runs": []}
+    if args.resume and out.exists():
+        record["runs"] = json.loads(out.read_text())["runs"]
+    done = {(r["dataset"], r["implementation"], r["seed"]) for r in record["runs"]}
     start = time.perf_counter()
     for dataset in args.datasets:
         for seed in args.seeds:  # both implementations per seed: machine drift hits them alike
             for implementation in ["kerasbert", "hf"] if dataset in hf_datasets else ["kerasbert"]:
+                if (dataset, implementation, seed) in done:
+                    continue
                 extra = ["--hf-threads", args.hf_threads] + (["--limit", args.limit] if args.limit else [])
                 result = run_worker("quality_paired.py", "--worker", implementation, dataset, epochs[dataset], seed,
                                     *extra)
