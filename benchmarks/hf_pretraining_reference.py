@@ -73,7 +73,7 @@ def main(model_seed=SEED):
                 print(f"epoch {epoch + 1} step {step}: loss {loss:.3f}", flush=True)
     trained = time.perf_counter()
     mlm_accuracy, nsp_accuracy = evaluate(model, data.pretraining_dataset(held_out, BATCH_SIZE, 0,
-                                                                         masking="static"))
+                                                                         dynamic=False))
     print(f"\nHF BertForPreTraining (bert_mini config) from scratch, {steps} steps of {BATCH_SIZE}, "
           f"model seed {model_seed}")
     print(f"  held-out MLM accuracy {mlm_accuracy:.4f}  NSP accuracy {nsp_accuracy:.4f}")

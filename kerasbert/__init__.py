@@ -28,6 +28,8 @@ EXPORTS = {
                  "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator", "RobertaBackbone", "RobertaPacker",
                  "RobertaTokenizer", "backbone_class_for", "tokenizer_from_preset"),
     "tokenizers": ("BertPacker",),
+    "fine_tuning": ("FineTuningConfig",),
+    "data": ("MaskingConfig",),
 }
 HOME_OF = {name: package for package, names in EXPORTS.items() for name in names}
 

@@ -25,6 +25,7 @@ from kerasbert.data.conll import load_conll
 from kerasbert.data.glue import GLUE_TASKS, load_glue_tsv
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.masking import MaskedLMMasker
+from kerasbert.data.masking_config import MaskingConfig
 from kerasbert.data.pretraining_examples import pretraining_examples
 from kerasbert.data.sentences import split_sentences
 from kerasbert.data.shipped import available_datasets, load_dataset

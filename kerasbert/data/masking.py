@@ -1,14 +1,14 @@
 """Masked-language-model masking for BERT pre-training, in graph mode inside `tf.data` or eagerly.
 
-`MaskedLMMasker` chooses `mask_selection_rate` of the maskable tokens of each sequence (never
-`[CLS]`, `[SEP]` or `[PAD]`), replaces `mask_token_rate` of the chosen ones by `[MASK]` and
-`random_token_rate` by a token drawn uniformly from the ids that are neither unselectable nor
+`MaskedLMMasker` chooses `selection_rate` (a `MaskingConfig` field, as the rates below) of the
+maskable tokens of each sequence (never `[CLS]`, `[SEP]` or `[PAD]`), replaces `mask_token_rate` of
+the chosen ones by `[MASK]` and `random_token_rate` by a token drawn uniformly from the ids that are neither unselectable nor
 `[MASK]` (Google draws from the whole vocabulary), keeps the rest, and returns the positions and
 original ids of the chosen tokens padded to `max_selections` (the outputs of keras-hub's
 `MaskedLMMaskGenerator`).
 
 How many per sequence: Google BERT's `create_pretraining_data.py` rule,
-`min(max_selections, max(1, round(n * mask_selection_rate)))` with Python's round half to even,
+`min(max_selections, max(1, round(n * selection_rate)))` with Python's round half to even,
 except that `n` counts the maskable tokens only. Google's `n` also counts `[CLS]` and `[SEP]`; the
 two agree on full 128-token sequences (19) and Google chooses a little more on short ones (Jane
 Austen paragraphs: 15.4% of the maskable tokens against 15.1% here). tf-text's
@@ -37,8 +37,8 @@ calls take the seeds in any order). Cost on one CPU thread, batches of 32 x 128 
 ("token"), 7 ms ("whole_word") and 11 ms ("span").
 
 Examples:
-    >>> masker = MaskedLMMasker(vocabulary_size=1000, mask_token_id=103,
-    ...                         unselectable_token_ids=[0, 101, 102], max_selections=4, seed=1)
+    >>> masker = MaskedLMMasker(vocabulary_size=1000, mask_token_id=103, unselectable_token_ids=[0, 101, 102],
+    ...                         masking=MaskingConfig(max_selections=4), seed=1)
     >>> outputs = masker(tf.ragged.constant([[101, 7, 8, 9, 10, 11, 12, 102]]))
     >>> sorted(outputs), outputs["mask_weights"].numpy().tolist()
     (['mask_ids', 'mask_positions', 'mask_weights', 'token_ids'], [[1.0, 0.0, 0.0, 0.0]])
@@ -50,9 +50,8 @@ import numpy as np
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
+from kerasbert.data.masking_config import MaskingConfig
 from kerasbert.tokenizers.vocabulary import CONTINUATION_PREFIX
-
-STRATEGIES = ("token", "whole_word", "span")
 
 
 def cpu_generator(seed):
@@ -71,12 +70,7 @@ class MaskedLMMasker:
         unselectable_token_ids: ids never chosen nor drawn as random replacements (`[CLS]`,
             `[SEP]`, `[PAD]`, ...). `[MASK]` is never drawn either.
         continuation_token_ids: ids of the `##` pieces; "whole_word" and "span" need them.
-        mask_selection_rate: fraction of the maskable tokens chosen per sequence.
-        mask_token_rate, random_token_rate: fractions of the chosen tokens replaced by `[MASK]`
-            and by a random token; the rest stay unchanged.
-        max_selections: the most tokens chosen per sequence, and the width of the outputs.
-        strategy: "token", "whole_word" or "span".
-        span_geometric_p, max_span_length: the span length distribution, in words ("span").
+        masking: a `MaskingConfig` (rates, `max_selections`, strategy, span lengths); None: BERT's.
         seed: int for reproducible masks; None for a nondeterministic start.
 
     Call with int ids: a `tf.RaggedTensor` `[batch, (length)]`, a dense `[batch, T]` tensor whose
@@ -88,38 +82,21 @@ class MaskedLMMasker:
 
     Examples:
         >>> masker = MaskedLMMasker(1000, mask_token_id=103, unselectable_token_ids=[0, 101, 102],
-        ...                         mask_token_rate=1.0, random_token_rate=0.0, max_selections=2)
+        ...                         masking=MaskingConfig(mask_token_rate=1.0, random_token_rate=0.0, max_selections=2))
         >>> masker(tf.constant([101, 7, 8, 9, 102, 0]))["token_ids"].numpy().tolist().count(103)
         1
     """
 
-    def __init__(
-        self,
-        vocabulary_size,
-        mask_token_id,
-        unselectable_token_ids,
-        continuation_token_ids=None,
-        mask_selection_rate=0.15,
-        mask_token_rate=0.8,
-        random_token_rate=0.1,
-        max_selections=20,
-        strategy="token",
-        span_geometric_p=0.2,
-        max_span_length=10,
-        seed=None,
-    ):
-        _check_arguments(**{name: value for name, value in locals().items() if name != "self"})
+    def __init__(self, vocabulary_size, mask_token_id, unselectable_token_ids, continuation_token_ids=None,
+                 masking=None, seed=None):
+        self.masking = MaskingConfig.coerce(masking)
+        _check_ids(vocabulary_size, mask_token_id, unselectable_token_ids, continuation_token_ids, self.masking)
+        if seed is not None and not _is_int(seed):
+            raise TypeError(f"seed must be an int or None, got {type(seed).__name__} {seed!r}.")
         self.vocabulary_size = int(vocabulary_size)
         self.mask_token_id = int(mask_token_id)
         self.unselectable_token_ids = sorted({int(i) for i in unselectable_token_ids})
         self.continuation_token_ids = sorted({int(i) for i in continuation_token_ids or ()})
-        self.mask_selection_rate = float(mask_selection_rate)
-        self.mask_token_rate = float(mask_token_rate)
-        self.random_token_rate = float(random_token_rate)
-        self.max_selections = int(max_selections)
-        self.strategy = strategy
-        self.span_geometric_p = float(span_geometric_p)
-        self.max_span_length = int(max_span_length)
         self.seed = seed
         self._unselectable = _id_table(self.unselectable_token_ids, self.vocabulary_size)
         self._continuation = _id_table(self.continuation_token_ids, self.vocabulary_size)
@@ -127,13 +104,13 @@ class MaskedLMMasker:
         self._num_drawable = self.vocabulary_size - len(never_drawn)
         # The i-th id never drawn has (id - i) drawable ids below it: see `_random_token_ids`.
         self._drawable_below = tf.constant(never_drawn - np.arange(len(never_drawn)), tf.int64)
-        probabilities = span_length_probabilities(self.span_geometric_p, self.max_span_length)
+        probabilities = span_length_probabilities(self.masking.span_geometric_p, self.masking.max_span_length)
         self._span_logits = tf.math.log(tf.constant(probabilities, tf.float32))
         self._generator = cpu_generator(seed)
 
     @classmethod
-    def from_tokenizer(cls, tokenizer, **kwargs):
-        """A masker for a `BertTokenizer`'s vocabulary; keyword arguments go to the constructor.
+    def from_tokenizer(cls, tokenizer, masking=None, seed=None):
+        """A masker for a `BertTokenizer`'s vocabulary, with `masking` (a `MaskingConfig`) and `seed`.
 
         Unselectable: `[PAD]`, `[CLS]`, `[SEP]`, `[MASK]` and the other bracketed specials such
         as `[unused0]`, but not `[UNK]` (maskable, as in BERT). Continuation ids: the pieces
@@ -141,7 +118,7 @@ class MaskedLMMasker:
 
         Examples:
             >>> tokenizer = BertTokenizer.from_preset("all_minilm_l6_v2_en")
-            >>> masker = MaskedLMMasker.from_tokenizer(tokenizer, strategy="whole_word", seed=0)
+            >>> masker = MaskedLMMasker.from_tokenizer(tokenizer, MaskingConfig(strategy="whole_word"), seed=0)
             >>> len(masker.unselectable_token_ids), len(masker.continuation_token_ids)
             (998, 5828)
         """
@@ -150,15 +127,8 @@ class MaskedLMMasker:
         special_ids |= {tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id}
         special_ids.add(tokenizer.mask_token_id)
         special_ids.discard(tokenizer.unk_token_id)
-        defaults = {
-            "vocabulary_size": len(vocabulary),
-            "mask_token_id": tokenizer.mask_token_id,
-            "unselectable_token_ids": sorted(special_ids),
-            "continuation_token_ids": [
-                i for i, token in enumerate(vocabulary) if token.startswith(CONTINUATION_PREFIX)
-            ],
-        }
-        return cls(**{**defaults, **kwargs})
+        continuation_ids = [i for i, token in enumerate(vocabulary) if token.startswith(CONTINUATION_PREFIX)]
+        return cls(len(vocabulary), tokenizer.mask_token_id, sorted(special_ids), continuation_ids, masking, seed)
 
     def __call__(self, token_ids):
         ids, valid, restore = _to_dense_batch(token_ids)
@@ -179,22 +149,23 @@ class MaskedLMMasker:
         selection_seed, decision_seed, random_seed = tf.unstack(seeds)
         selected = self._select(ids, valid & ~tf.gather(self._unselectable, ids), selection_seed)
         decisions = tf.random.stateless_uniform(tf.shape(ids), decision_seed)
-        if self.strategy == "span":  # one decision per span
+        if self.masking.strategy == "span":  # one decision per span
             decisions = tf.gather(decisions, _run_indices(selected), batch_dims=1)
         random_ids = _random_token_ids(tf.shape(ids), self._num_drawable, self._drawable_below, random_seed)
         mask_ids = tf.fill(tf.shape(ids), tf.constant(self.mask_token_id, tf.int64))
-        replacements = tf.where(decisions < self.mask_token_rate + self.random_token_rate, random_ids, ids)
-        replacements = tf.where(decisions < self.mask_token_rate, mask_ids, replacements)
-        outputs = selection_outputs(ids, selected, self.max_selections)
+        masked, drawn = self.masking.mask_token_rate, self.masking.mask_token_rate + self.masking.random_token_rate
+        replacements = tf.where(decisions < drawn, random_ids, ids)
+        replacements = tf.where(decisions < masked, mask_ids, replacements)
+        outputs = selection_outputs(ids, selected, self.masking.max_selections)
         return {"token_ids": tf.where(selected, replacements, ids), **outputs}
 
     def _select(self, ids, selectable, seed):
         """The bool `[batch, T]` mask of the chosen tokens."""
-        budget = selection_budget(selectable, self.mask_selection_rate, self.max_selections)
-        if self.strategy == "token":
+        budget = selection_budget(selectable, self.masking.selection_rate, self.masking.max_selections)
+        if self.masking.strategy == "token":
             return select_tokens(selectable, budget, seed)
         word_ids = _word_indices(selectable, tf.gather(self._continuation, ids))
-        if self.strategy == "whole_word":
+        if self.masking.strategy == "whole_word":
             return _select_whole_words(selectable, word_ids, budget, seed)
         return _select_spans(selectable, word_ids, budget, self._span_logits, seed)
 
@@ -225,21 +196,8 @@ def selection_budget(selectable, rate, max_selections):
     return tf.minimum(budget, count)
 
 
-def _check_arguments(
-    vocabulary_size,
-    mask_token_id,
-    unselectable_token_ids,
-    continuation_token_ids,
-    mask_selection_rate,
-    mask_token_rate,
-    random_token_rate,
-    max_selections,
-    strategy,
-    span_geometric_p,
-    max_span_length,
-    seed,
-):
-    """Raise ValueError, naming the argument and the fix, on a bad `MaskedLMMasker` argument."""
+def _check_ids(vocabulary_size, mask_token_id, unselectable_token_ids, continuation_token_ids, masking):
+    """Raise, naming the argument and the fix, on ids a `MaskedLMMasker` cannot use with `masking`."""
     check_count("vocabulary_size", vocabulary_size)
     for name, ids in [
         ("mask_token_id", [mask_token_id]),
@@ -248,45 +206,17 @@ def _check_arguments(
     ]:
         if not all(_is_int(i) and 0 <= i < vocabulary_size for i in ids):
             raise ValueError(f"{name} must be ids in [0, vocabulary_size={vocabulary_size}), got {ids!r}.")
-    for name, rate in [
-        ("mask_selection_rate", mask_selection_rate),
-        ("mask_token_rate", mask_token_rate),
-        ("random_token_rate", random_token_rate),
-    ]:
-        if not _is_number(rate) or not 0 <= rate <= 1:
-            raise ValueError(f"{name} must be a number in [0, 1], got {rate!r}.")
-    if mask_token_rate + random_token_rate > 1 + 1e-9:
+    if masking.strategy != "token" and not continuation_token_ids:
         raise ValueError(
-            f"mask_token_rate + random_token_rate must be at most 1 (the rest stay unchanged), got "
-            f"{mask_token_rate} + {random_token_rate}: lower one of them."
-        )
-    if not _is_int(max_selections) or max_selections < 1:
-        raise ValueError(
-            f"max_selections must be a positive int (BERT: 20 for 128 tokens), got {max_selections!r}."
-        )
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}.")
-    if strategy != "token" and not continuation_token_ids:
-        raise ValueError(
-            f'strategy="{strategy}" needs continuation_token_ids (the ids of the "##" pieces) to find '
+            f'strategy="{masking.strategy}" needs continuation_token_ids (the ids of the "##" pieces) to find '
             f"words: pass them, or build the masker with MaskedLMMasker.from_tokenizer(tokenizer)."
         )
-    if not _is_number(span_geometric_p) or not 0 < span_geometric_p <= 1:
-        raise ValueError(f"span_geometric_p must be in (0, 1] (SpanBERT: 0.2), got {span_geometric_p!r}.")
-    if not _is_int(max_span_length) or max_span_length < 1:
-        raise ValueError(f"max_span_length must be a positive int (SpanBERT: 10), got {max_span_length!r}.")
-    if random_token_rate > 0 and len(set(unselectable_token_ids) | {mask_token_id}) == vocabulary_size:
+    if masking.random_token_rate > 0 and len(set(unselectable_token_ids) | {mask_token_id}) == vocabulary_size:
         raise ValueError("random_token_rate > 0 needs a selectable id to draw: set random_token_rate=0.")
-    if seed is not None and not _is_int(seed):
-        raise ValueError(f"seed must be an int or None, got {seed!r}.")
 
 
 def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def is_bracketed(token):

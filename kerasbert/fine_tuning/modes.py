@@ -9,12 +9,18 @@
 The pooler, embeddings and every pre-trained projection stay fixed in the last three.
 
 Examples:
-    >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora", lora_rank=8)
+    >>> lora = FineTuningConfig("lora", lora_rank=8)
+    >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2, fine_tuning=lora)
 """
+
+import dataclasses
+
+from kerasbert.arguments import check_count, check_number
 
 FINE_TUNING_MODES = ("full", "frozen", "adapters", "lora")
 DEFAULT_ADAPTER_SIZE = 64
 DEFAULT_LORA_RANK, DEFAULT_LORA_ALPHA = 8, 16
+PEFT_FIELDS = ("adapter_size", "lora_rank", "lora_alpha", "lora_targets")
 
 
 def check_fine_tuning(fine_tuning):
@@ -22,29 +28,81 @@ def check_fine_tuning(fine_tuning):
         raise ValueError(f"fine_tuning={fine_tuning!r} is not one of {list(FINE_TUNING_MODES)}.")
 
 
-def fine_tuning_overrides(fine_tuning, hidden_dim, adapter_size=None, lora_rank=None, lora_alpha=None,
-                          lora_targets=None):
-    """The backbone config values `fine_tuning` needs (adapters or LoRA factors), checked: sizes belong to
-    their mode and lie in [1, hidden_dim] (the backbone checks the range)."""
-    check_fine_tuning(fine_tuning)
-    if fine_tuning != "adapters" and adapter_size is not None:
-        raise ValueError(f"adapter_size applies to fine_tuning='adapters'; this task has fine_tuning={fine_tuning!r}.")
-    if fine_tuning != "lora" and any(value is not None for value in (lora_rank, lora_alpha, lora_targets)):
-        raise ValueError(f"lora_rank, lora_alpha and lora_targets apply to fine_tuning='lora'; this task has "
-                         f"fine_tuning={fine_tuning!r}.")
-    if fine_tuning == "adapters":
-        return {"adapter_size": min(DEFAULT_ADAPTER_SIZE, hidden_dim) if adapter_size is None else adapter_size}
-    if fine_tuning == "lora":
-        rank = min(DEFAULT_LORA_RANK, hidden_dim) if lora_rank is None else lora_rank
-        overrides = {"lora_rank": rank, "lora_alpha": DEFAULT_LORA_ALPHA if lora_alpha is None else lora_alpha}
-        if lora_targets is not None:
-            overrides["lora_targets"] = lora_targets
-        return overrides
-    return {}
+@dataclasses.dataclass(frozen=True)
+class FineTuningConfig:
+    """The fine-tuning mode and its sizes, as one object; `fine_tuning="lora"` is short for
+    `FineTuningConfig("lora")`.
+
+    Args:
+        mode: "full", "frozen", "adapters" or "lora".
+        adapter_size: the adapters' bottleneck width ("adapters"; default 64, at most the hidden width).
+        lora_rank, lora_alpha, lora_targets: the LoRA rank (8), scale numerator (16) and the projections it
+            updates (default query and value; see `BertBackbone`) ("lora").
+
+    Examples:
+        >>> config = FineTuningConfig("lora", lora_rank=4, lora_targets=("query", "value", "output"))
+        >>> BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2, fine_tuning=config)
+    """
+
+    mode: str = "full"
+    adapter_size: int = None
+    lora_rank: int = None
+    lora_alpha: float = None
+    lora_targets: tuple = None
+
+    def __post_init__(self):
+        check_fine_tuning(self.mode)
+        if self.mode != "adapters" and self.adapter_size is not None:
+            raise ValueError(f"adapter_size applies to mode 'adapters'; this config has mode {self.mode!r}.")
+        if self.mode != "lora" and any(getattr(self, name) is not None for name in PEFT_FIELDS[1:]):
+            raise ValueError(f"lora_rank, lora_alpha and lora_targets apply to mode 'lora'; this config has mode "
+                             f"{self.mode!r}.")
+        for name in ("adapter_size", "lora_rank"):
+            if getattr(self, name) is not None:
+                check_count(name, getattr(self, name))
+        if self.lora_alpha is not None:
+            check_number("lora_alpha", self.lora_alpha, 0, low_open=True)
+        if self.lora_targets is not None:
+            object.__setattr__(self, "lora_targets", tuple(self.lora_targets))
+
+    @classmethod
+    def coerce(cls, value):
+        """`value` as a `FineTuningConfig`: itself, one for a mode name, or the default ("full") for None."""
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls(value)
+        if not isinstance(value, cls):
+            raise TypeError(f"fine_tuning takes a mode name ({', '.join(FINE_TUNING_MODES)}) or a "
+                            f"FineTuningConfig, got {type(value).__name__} {value!r}.")
+        return value
+
+    def backbone_overrides(self, hidden_dim):
+        """The backbone config values this mode needs: adapter or LoRA sizes, defaults filled in."""
+        if self.mode == "adapters":
+            return {"adapter_size": min(DEFAULT_ADAPTER_SIZE, hidden_dim) if self.adapter_size is None
+                    else self.adapter_size}
+        if self.mode == "lora":
+            overrides = {"lora_rank": min(DEFAULT_LORA_RANK, hidden_dim) if self.lora_rank is None else self.lora_rank,
+                         "lora_alpha": DEFAULT_LORA_ALPHA if self.lora_alpha is None else self.lora_alpha}
+            if self.lora_targets is not None:
+                overrides["lora_targets"] = list(self.lora_targets)
+            return overrides
+        return {}
+
+    @classmethod
+    def of_backbone(cls, mode, backbone_config):
+        """The config that built a backbone with `backbone_config` in `mode` (its sizes read back)."""
+        if mode == "adapters":
+            return cls(mode, adapter_size=backbone_config["adapter_size"])
+        if mode == "lora":
+            return cls(mode, lora_rank=backbone_config["lora_rank"], lora_alpha=backbone_config["lora_alpha"],
+                       lora_targets=backbone_config["lora_targets"])
+        return cls(mode)
 
 
 def apply_fine_tuning(task, fine_tuning):
-    """Freeze what `fine_tuning` leaves fixed in `task`'s backbone (see the module docstring)."""
+    """Freeze what `fine_tuning` (a mode name) leaves fixed in `task`'s backbone (see the module docstring)."""
     check_fine_tuning(fine_tuning)
     backbone = task.backbone
     if fine_tuning == "full":

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kerasbert.atomic_files import atomic_path
+from kerasbert.fine_tuning.modes import FineTuningConfig
 from kerasbert.json_records import plain_value
 
 FORMAT = "kerasbert-task-weights"
@@ -128,11 +129,7 @@ def task_from_weights(task_class, path, preset, load_weights=True):
         raise ValueError(f"{path} holds the weights of a {settings['task']}, not of a {task_class.__name__}: "
                          f"load it with {settings['task']}.from_task_weights(path, preset).")
     arguments = dict(settings["arguments"])
-    backbone = settings["backbone"]
-    fine_tuning = arguments.pop("fine_tuning", "full")
-    peft_arguments = {"adapters": {"adapter_size": backbone["adapter_size"]},
-                      "lora": {"lora_rank": backbone["lora_rank"], "lora_alpha": backbone["lora_alpha"],
-                               "lora_targets": backbone["lora_targets"]}}.get(fine_tuning, {})
+    fine_tuning = FineTuningConfig.of_backbone(arguments.pop("fine_tuning", "full"), settings["backbone"])
     task = task_class.from_preset(preset, load_weights=load_weights, sequence_length=settings["sequence_length"],
-                                  fine_tuning=fine_tuning, **peft_arguments, **arguments)
+                                  fine_tuning=fine_tuning, **arguments)
     return load_task_weights(task, path)

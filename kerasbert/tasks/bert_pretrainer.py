@@ -9,6 +9,7 @@ from keras import ops
 
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
+from kerasbert.data.masking_config import MaskingConfig, masking_from_legacy_options
 from kerasbert.data.pretraining_examples import pretraining_examples
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
@@ -16,7 +17,6 @@ from kerasbert.layers.heads import NSPHead
 from kerasbert.tasks.heads import checked_head_outputs
 from kerasbert.tasks.masked_lm_common import (
     DOCUMENTS_HINT,
-    MASKING,
     build_masked_lm_head,
     check_keras_data,
     check_no_custom_head,
@@ -44,10 +44,10 @@ class BertPretrainer(Task):
 
     `fit(documents)` builds pre-training examples once (`pretraining_examples`: `[CLS] A [SEP] B
     [SEP]` pairs for "nsp"/"sop", single windows for None), then masks them: by default anew each
-    time an example is drawn (dynamic masking, RoBERTa), or once up front (`masking="static"`,
-    BERT). Batches are shuffled and padded dynamically. The loss is the masked-LM cross-entropy
-    averaged over the real masked positions of a batch only (Google BERT's sum(loss * w) / sum(w);
-    HF's -100 labels), plus the NSP cross-entropy. Unless you `compile` yourself, each `fit` uses
+    time an example is drawn (dynamic masking, RoBERTa), or once up front
+    (`masking=MaskingConfig(dynamic=False)`, BERT). Batches are shuffled and padded dynamically. The
+    loss is the masked-LM cross-entropy averaged over the real masked positions of a batch only
+    (Google BERT's sum(loss * w) / sum(w); HF's -100 labels), plus the NSP cross-entropy. Unless you `compile` yourself, each `fit` uses
     AdamW at peak learning rate 1e-4 (BERT) with 10% warmup and linear decay. `fit`/Keras
     `evaluate` report `loss`, `mlm_loss`, `mlm_accuracy` and `mlm_perplexity` (over the weighted
     positions; perplexity = exp of their mean cross-entropy) and, with a next-sentence task,
@@ -65,10 +65,9 @@ class BertPretrainer(Task):
             (masked LM only, RoBERTa; no NSP head).
         max_sequence_length: the longest example, special tokens included.
         short_seq_prob, dupe_factor: as in `pretraining_examples`.
-        masking: "dynamic" (a new mask each epoch) or "static" (drawn once per `fit`).
-        mask_selection_rate, mask_token_rate, random_token_rate, max_selections: the masking
-            (15% of the tokens, of which 80% `[MASK]`, 10% random, 10% kept; at most 20 a sequence).
-        mask_strategy: "token", "whole_word" or "span" (see `kerasbert.data.masking`).
+        masking: a `MaskingConfig` (or a dict of its fields): the rates (BERT's: 15% of the tokens, of which
+            80% `[MASK]`, 10% random, 10% kept; at most 20 a sequence), the strategy ("token", "whole_word",
+            "span") and whether masks are drawn anew each epoch (`dynamic`, the default) or once per `fit`.
         text_column: the DataFrame column holding the documents.
         head: a layer replacing both heads: called on `{"sequence_output", "pooled_output",
             "padding_mask", "mask_positions"}`, it returns `{"mlm": [batch, P, vocabulary] logits}`
@@ -91,17 +90,13 @@ class BertPretrainer(Task):
         max_sequence_length=128,
         short_seq_prob=0.1,
         dupe_factor=1,
-        masking="dynamic",
-        mask_selection_rate=0.15,
-        mask_token_rate=0.8,
-        random_token_rate=0.1,
-        max_selections=20,
-        mask_strategy="token",
+        masking=None,
         text_column="text",
         head=None,
         **kwargs,
     ):
-        check_options(backbone, next_sentence, max_sequence_length, masking)
+        check_options(backbone, next_sentence, max_sequence_length)
+        masking = MaskingConfig.coerce(masking)
 
         # === Functional model ===
         inputs = masked_lm_inputs(backbone)
@@ -125,11 +120,6 @@ class BertPretrainer(Task):
         self.short_seq_prob = short_seq_prob
         self.dupe_factor = dupe_factor
         self.masking = masking
-        self.mask_selection_rate = mask_selection_rate
-        self.mask_token_rate = mask_token_rate
-        self.random_token_rate = random_token_rate
-        self.max_selections = max_selections
-        self.mask_strategy = mask_strategy
         self.text_column = text_column
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
@@ -145,8 +135,13 @@ class BertPretrainer(Task):
         """A preset saved by `BertPretrainer.save_to_preset` brings its pre-training options."""
         saved = checkpoint.task_config or {}
         if saved.get("class_name") == keras.saving.get_registered_name(cls):
-            return {**saved["config"], **task_args}
+            return {**masking_from_legacy_options(saved["config"]), **task_args}
         return task_args
+
+    @classmethod
+    def from_config(cls, config):
+        """`Task.from_config`; files saved with the masking options as separate keys load too."""
+        return super().from_config(masking_from_legacy_options(config))
 
     def heads_from_checkpoint(self, checkpoint):
         """Load `cls.predictions.*` and `cls.seq_relationship.*` (HF `BertForPreTraining`, Google
@@ -194,18 +189,14 @@ class BertPretrainer(Task):
 
     def masker(self, seed):
         """The `MaskedLMMasker` of this model's masking options, seeded with `seed`."""
-        return MaskedLMMasker.from_tokenizer(
-            self.tokenizer, mask_selection_rate=self.mask_selection_rate,
-            mask_token_rate=self.mask_token_rate, random_token_rate=self.random_token_rate,
-            max_selections=self.max_selections, strategy=self.mask_strategy, seed=seed,
-        )
+        return MaskedLMMasker.from_tokenizer(self.tokenizer, self.masking, seed)
 
-    def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, masking=None,
+    def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, dynamic=None,
                             shuffle=False, group_by_length=False, fit_role=None):
         """Documents -> a `tf.data.Dataset` of `(inputs, targets, sample_weights)` batches.
 
-        Examples are built once with `seed`; `masking` ("dynamic"/"static", default the model's)
-        draws masks with `seed` too: per batch as it is read (a new mask each epoch), or once here.
+        Examples are built once with `seed`; masks are drawn with `seed` too: per batch as it is read (a new mask
+        each epoch) when `dynamic` (None: the model's `masking.dynamic`), or once here.
         `fit_role` ("the training data", "the validation data"): batches for Keras' steps, which
         under a `keras.distribution` must split over its devices (checked here).
 
@@ -214,9 +205,7 @@ class BertPretrainer(Task):
             >>> sorted(inputs), sorted(targets)
             (['mask_positions', 'padding_mask', 'segment_ids', 'token_ids'], ['mlm', 'nsp'])
         """
-        masking = masking or self.masking
-        if masking not in MASKING:
-            raise ValueError(f"masking must be one of {MASKING}, got {masking!r}.")
+        dynamic = self.masking.dynamic if dynamic is None else dynamic
         masker = self.masker(seed)
         examples = pretraining_examples(
             documents, self.tokenizer, max_sequence_length=self.max_sequence_length,
@@ -225,14 +214,14 @@ class BertPretrainer(Task):
         )
         if fit_role is not None:
             check_batches_split_evenly(int(examples["token_ids"].nrows()), batch_size, fit_role, model=self)
-        if masking == "static":
+        if not dynamic:
             examples.update(masker(examples["token_ids"]))
         dataset = make_batched_dataset(
             examples, batch_size=batch_size, max_length=self.max_sequence_length,
             group_by_length=group_by_length, shuffle=shuffle, seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
         )
-        if masking == "dynamic":  # mapped sequentially, so the same seed gives the same masks
+        if dynamic:  # mapped sequentially, so the same seed gives the same masks
             dataset = dataset.map(lambda batch: {**batch, **masker(batch["token_ids"])})
         return dataset.map(inputs_and_targets).prefetch(tf.data.AUTOTUNE)
 
@@ -287,7 +276,7 @@ class BertPretrainer(Task):
             check_keras_data(x, DOCUMENTS_HINT, "fit")
         if is_documents(validation_data):
             validation_data = self.pretraining_dataset(validation_data, batch_size or DEFAULT_BATCH_SIZE,
-                                                       masking="static", fit_role="the validation data")
+                                                       dynamic=False, fit_role="the validation data")
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
                            learning_rate=learning_rate, seed=seed, group_by_length=group_by_length, **kwargs)
 
@@ -303,7 +292,7 @@ class BertPretrainer(Task):
                 f"evaluate on documents takes batch_size, verbose and seed; got "
                 f"{sorted(kwargs) + (['y'] if y is not None else [])}."
             )
-        dataset = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, masking="static")
+        dataset = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, dynamic=False)
         progress = keras.utils.Progbar(int(dataset.cardinality()),
                                        verbose=1 if verbose == "auto" else verbose)
         totals = dict.fromkeys(METRIC_SUMS, 0.0)
@@ -336,12 +325,7 @@ class BertPretrainer(Task):
             "max_sequence_length": self.max_sequence_length,
             "short_seq_prob": self.short_seq_prob,
             "dupe_factor": self.dupe_factor,
-            "masking": self.masking,
-            "mask_selection_rate": self.mask_selection_rate,
-            "mask_token_rate": self.mask_token_rate,
-            "random_token_rate": self.random_token_rate,
-            "max_selections": self.max_selections,
-            "mask_strategy": self.mask_strategy,
+            "masking": self.masking.get_config(),
             "text_column": self.text_column,
         }
 

@@ -8,6 +8,7 @@ import tensorflow as tf
 from keras import ops
 
 from kerasbert.arguments import check_number
+from kerasbert.data.masking_config import MaskingConfig
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import export_links
 from kerasbert.families.electra.electra_generator import GENERATOR_INPUTS, ElectraGenerator, generator_config_for
@@ -28,6 +29,7 @@ from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
+ELECTRA_MASKING = MaskingConfig(mask_token_rate=0.85, random_token_rate=0.0)  # ELECTRA's: 85% [MASK], 15% kept
 RTD_WEIGHT = 50.0  # the paper's lambda: the discriminator's loss counts 50 times the generator's
 INPUTS = (*PACKED_INPUTS, "mask_positions", "mask_ids", "mask_weights", "sampling_uniforms")
 FLOAT_INPUTS = ("mask_weights", "sampling_uniforms")
@@ -40,7 +42,7 @@ class ElectraPretrainer(BertPretrainer):
     """ELECTRA pre-training: a small generator fills in masked tokens, the discriminator (`backbone`) tells
     every token whether the generator replaced it; trained on raw documents.
 
-    A step: mask `mask_selection_rate` of the tokens (`MaskedLMMasker`; ELECTRA's 85% `[MASK]`, 15% kept by
+    A step: mask `masking.selection_rate` of the tokens (`MaskedLMMasker`; ELECTRA's 85% `[MASK]`, 15% kept by
     default); the `ElectraGenerator` (`generator_config`, default `generator_config_for(backbone)`: 1/4 of the
     width) predicts them (masked-LM cross-entropy at the real masked positions); a token is sampled from its
     softmax at each masked position (`ReplacementSampler`, no gradient through the sample) and written into
@@ -54,7 +56,7 @@ class ElectraPretrainer(BertPretrainer):
     script does not tie, so to reproduce a step in HF, share the embedding module between the two.
 
     Data: documents as `BertPretrainer` reads them (examples of single segments, no next-sentence task; masks
-    drawn anew each epoch or once, `masking`). The sampling takes one uniform number per masked position from
+    drawn anew each epoch or once, `masking.dynamic`). The sampling takes one uniform number per masked position from
     the data (`sampling_uniforms`, seeded like the masks), so a step is reproducible and its replacements can
     be given. Keras-level data is a dict of `token_ids`, `segment_ids`, `padding_mask` (the masked sequence),
     `mask_positions`, `mask_ids` (the original ids there), `mask_weights` and `sampling_uniforms`
@@ -74,9 +76,8 @@ class ElectraPretrainer(BertPretrainer):
             `intermediate_dim`, and optionally `activation`, `dropout`, `attention_dropout`,
             `layer_norm_epsilon`, `initializer_range`); None: `generator_config_for(backbone)`.
         rtd_weight: the discriminator loss's weight (ELECTRA's lambda, 50).
-        **pretraining_options: `max_sequence_length`, `short_seq_prob`, `dupe_factor`, `masking`,
-            `mask_selection_rate`, `mask_token_rate`, `random_token_rate`, `max_selections`, `mask_strategy`,
-            `text_column`: as in `BertPretrainer`.
+        max_sequence_length, short_seq_prob, dupe_factor, text_column: as in `BertPretrainer`.
+        masking: a `MaskingConfig`, as in `BertPretrainer`; default ELECTRA's (85% `[MASK]`, no random tokens).
 
     Examples:
         >>> backbone = ElectraBackbone.from_preset("electra_small_discriminator", load_weights=False)
@@ -94,18 +95,13 @@ class ElectraPretrainer(BertPretrainer):
         max_sequence_length=128,
         short_seq_prob=0.1,
         dupe_factor=1,
-        masking="dynamic",
-        mask_selection_rate=0.15,
-        mask_token_rate=0.85,
-        random_token_rate=0.0,
-        max_selections=20,
-        mask_strategy="token",
+        masking=None,
         text_column="text",
-        head=None,
         **kwargs,
     ):
-        check_electra_options(backbone, generator_config, rtd_weight, head)
-        check_options(backbone, None, max_sequence_length, masking)
+        check_electra_options(backbone, generator_config, rtd_weight, kwargs.get("head"))
+        check_options(backbone, None, max_sequence_length)
+        masking = MaskingConfig.coerce(masking, ELECTRA_MASKING)
         generator_config = dict(generator_config or generator_config_for(backbone))
 
         # === Layers ===
@@ -135,11 +131,6 @@ class ElectraPretrainer(BertPretrainer):
         self.short_seq_prob = short_seq_prob
         self.dupe_factor = dupe_factor
         self.masking = masking
-        self.mask_selection_rate = mask_selection_rate
-        self.mask_token_rate = mask_token_rate
-        self.random_token_rate = random_token_rate
-        self.max_selections = max_selections
-        self.mask_strategy = mask_strategy
         self.text_column = text_column
         self.generator = generator
         self.rtd_head = rtd_head
@@ -209,7 +200,7 @@ class ElectraPretrainer(BertPretrainer):
 
     # === Data ===
 
-    def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, masking=None, shuffle=False,
+    def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, dynamic=None, shuffle=False,
                             group_by_length=False, fit_role=None):
         """Documents -> a `tf.data.Dataset` of input dicts (see the class docstring), as
         `BertPretrainer.pretraining_dataset` (same arguments) plus `sampling_uniforms` drawn with `seed`.
@@ -218,7 +209,7 @@ class ElectraPretrainer(BertPretrainer):
             >>> sorted(next(iter(electra.pretraining_dataset(chapters))))
             ['mask_ids', 'mask_positions', 'mask_weights', 'padding_mask', 'sampling_uniforms', 'segment_ids', 'token_ids']
         """
-        batches = super().pretraining_dataset(documents, batch_size, seed, masking, shuffle, group_by_length,
+        batches = super().pretraining_dataset(documents, batch_size, seed, dynamic, shuffle, group_by_length,
                                               fit_role)
         with tf.device("/CPU:0"):  # where tf.data runs
             draws = tf.random.Generator.from_seed(seed).split(1)[0]  # a stream of its own, not the masker's
@@ -275,7 +266,7 @@ class ElectraPretrainer(BertPretrainer):
         if y is not None or kwargs:
             raise TypeError(f"evaluate on documents takes batch_size, verbose and seed; got "
                             f"{sorted(kwargs) + (['y'] if y is not None else [])}.")
-        dataset = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, masking="static")
+        dataset = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, dynamic=False)
         progress = keras.utils.Progbar(int(dataset.cardinality()), verbose=1 if verbose == "auto" else verbose)
         totals = dict.fromkeys(METRIC_SUMS + ("replaced",), 0.0)
         for step, batch in enumerate(dataset):

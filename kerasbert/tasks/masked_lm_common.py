@@ -25,7 +25,6 @@ from kerasbert.tasks.heads import head_features
 from kerasbert.tasks.pipeline_model import is_raw
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
-MASKING = ("dynamic", "static")
 DOCUMENTS_HINT = ("documents (a DataFrame with a text column, a list or Series of document strings, a "
                   "file or folder path)")
 
@@ -104,16 +103,13 @@ def check_keras_data(data, raw_hint, method):
         )
 
 
-def check_options(backbone, next_sentence, max_sequence_length, masking):
+def check_options(backbone, next_sentence, max_sequence_length):
     """Errors for the options the graph depends on, before any layer is built."""
     if next_sentence not in NEXT_SENTENCE_TASKS:
         raise ValueError(f"next_sentence must be 'nsp' (BERT), 'sop' (ALBERT) or None (masked LM "
                          f"only), got {next_sentence!r}.")
     check_count("max_sequence_length", max_sequence_length, 5, longest_input(backbone),
                 hint=" The most the backbone's positions hold; BERT uses 128, then 512.")
-    if masking not in MASKING:
-        raise ValueError(f"masking must be 'dynamic' (a new mask each epoch) or 'static' (drawn once), "
-                         f"got {masking!r}.")
 
 
 def is_documents(data):

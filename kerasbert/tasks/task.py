@@ -39,7 +39,11 @@ from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
 from kerasbert.families.sequence_length import check_sequence_length_fits, longest_input
 from kerasbert.fine_tuning.frozen_features import FROZEN_FEATURES, FrozenFeatureState, call_on_frozen_features
-from kerasbert.fine_tuning.modes import apply_fine_tuning, check_fine_tuning, fine_tuning_overrides
+from kerasbert.fine_tuning.modes import (
+    PEFT_FIELDS,
+    FineTuningConfig,
+    apply_fine_tuning,
+)
 from kerasbert.fine_tuning.task_weights import load_task_weights, save_task_weights, task_from_weights
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.pipeline_model import PipelineModel
@@ -57,7 +61,7 @@ class Task(PipelineModel):
     def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", head_inputs=None, **kwargs):
         check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
         check_tokenizer_fits(backbone, getattr(preprocessor, "tokenizer", None))
-        check_fine_tuning(fine_tuning)
+        fine_tuning = FineTuningConfig.coerce(fine_tuning).mode  # the sizes are the backbone's
         super().__init__(*args, **kwargs)
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -80,8 +84,7 @@ class Task(PipelineModel):
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, sequence_length=None, allow_pickle=False,
-                    backbone_overrides=None, fine_tuning="full", adapter_size=None, lora_rank=None, lora_alpha=None,
-                    lora_targets=None, **task_args):
+                    backbone_overrides=None, fine_tuning="full", **task_args):
         """Build the task on `preset`'s backbone and tokenizer.
 
         `preset`: a built-in name, a kerasbert / HF / Google checkpoint folder, or `hf://org/name`.
@@ -90,22 +93,24 @@ class Task(PipelineModel):
         None: `default_sequence_length`, else the whole table. `backbone_overrides` replace
         backbone config values (e.g. `{"dropout": 0.0}`). `task_args` go to the task class; a
         HF checkpoint's own task head is used when it matches (see `heads_from_checkpoint`).
-        `fine_tuning`: "full" (default), "frozen", "adapters" (`adapter_size`, default 64) or "lora"
-        (`lora_rank` 8, `lora_alpha` 16, `lora_targets` query and value): see
+        `fine_tuning`: "full" (default), "frozen", "adapters" or "lora", or a `FineTuningConfig` with the
+        mode's sizes (adapter width 64; LoRA rank 8, alpha 16, on query and value by default): see
         `kerasbert.fine_tuning.modes`; `layer_mix=True` (a task argument) feeds the head a learned
         mix of every layer.
 
         Examples:
             >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2)
-            >>> lora = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="lora", lora_rank=8)
+            >>> lora = FineTuningConfig("lora", lora_rank=4)
+            >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2, fine_tuning=lora)
         """
         if sequence_length is not None:
             check_count("sequence_length", sequence_length, minimum=3)
-        check_fine_tuning(fine_tuning)
+        fine_tuning = FineTuningConfig.coerce(fine_tuning)
+        check_no_peft_arguments(task_args)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
-        overrides = {**fine_tuning_overrides(fine_tuning, checkpoint.backbone_config["hidden_dim"], adapter_size,
-                                             lora_rank, lora_alpha, lora_targets), **(backbone_overrides or {})}
+        overrides = {**fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
+                     **(backbone_overrides or {})}
         if task_args.get("layer_mix"):
             overrides["output_hidden_states"] = True
         backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint, **overrides)
@@ -114,7 +119,7 @@ class Task(PipelineModel):
         check_sequence_length_fits(sequence_length, backbone)
         preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)
         task_args = cls.task_args_from_checkpoint(checkpoint, task_args)
-        task = cls(backbone=backbone, preprocessor=preprocessor, fine_tuning=fine_tuning, **task_args)
+        task = cls(backbone=backbone, preprocessor=preprocessor, fine_tuning=fine_tuning.mode, **task_args)
         task.heads_from_checkpoint(checkpoint)
         return task
 
@@ -282,3 +287,13 @@ class Task(PipelineModel):
         if quantization:  # the int8 variables the saved weights load into
             task.quantize("int8", weight_only=quantization == WEIGHT_ONLY_INT8)
         return task
+
+
+def check_no_peft_arguments(task_args):
+    """A TypeError for the adapter / LoRA sizes given as separate arguments (they belong to the config)."""
+    given = [name for name in PEFT_FIELDS if name in task_args]
+    if given:
+        example = ", ".join(f"{name}={task_args[name]!r}" for name in given)
+        mode = "adapters" if given == ["adapter_size"] else "lora"
+        raise TypeError(f"{', '.join(given)} belong to the fine-tuning config: pass "
+                        f"fine_tuning=FineTuningConfig({mode!r}, {example}).")

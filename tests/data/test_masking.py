@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.data.masking import STRATEGIES, MaskedLMMasker, _span_lengths, span_length_probabilities
+from kerasbert.data.masking import MaskedLMMasker, _span_lengths, span_length_probabilities
+from kerasbert.data.masking_config import STRATEGIES, MaskingConfig, masking_from_legacy_options
 from kerasbert.data.shipped import load_dataset
 from kerasbert.families import BertTokenizer
 
@@ -50,8 +51,8 @@ def batch(sequences):
 
 @pytest.fixture(scope="module")
 def masker_for(tokenizer):
-    def make(**kwargs):
-        return MaskedLMMasker.from_tokenizer(tokenizer, **{"seed": 0, **kwargs})
+    def make(**fields):
+        return MaskedLMMasker.from_tokenizer(tokenizer, MaskingConfig(**fields), seed=0)
 
     return make
 
@@ -183,7 +184,7 @@ def test_replacements_split_80_10_10_and_random_ids_cover_the_vocabulary(
 
 def test_rates_are_arguments(batch, sequences, masker_for, special_ids):
     masker = masker_for(
-        mask_selection_rate=0.3, mask_token_rate=0.5, random_token_rate=0.5, max_selections=40
+        selection_rate=0.3, mask_token_rate=0.5, random_token_rate=0.5, max_selections=40
     )
     rows = list(unpack(masker(batch), sequences))
     for original, _, positions, _ in rows:
@@ -202,7 +203,7 @@ def test_dense_padded_input_gives_the_ragged_masks_and_never_selects_padding(bat
     padded = ragged_outputs["token_ids"].to_tensor(shape=dense.shape)
     np.testing.assert_array_equal(dense_outputs["token_ids"], padded)
     longer = tf.pad(dense, [[0, 0], [0, 32]])
-    outputs = masker_for(mask_selection_rate=1.0, max_selections=160)(longer)
+    outputs = masker_for(selection_rate=1.0, max_selections=160)(longer)
     positions = np.where(outputs["mask_weights"].numpy() > 0, outputs["mask_positions"].numpy(), 0)
     lengths = np.array([len(row) for row in sequences])
     assert (positions < lengths[:, None] - 1).all() and outputs["token_ids"].shape == longer.shape
@@ -323,7 +324,7 @@ def test_span_lengths_are_geometric_truncated_at_10(sequences, words_of, tokeniz
     cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
     rows = [[cls, *text[i : i + 2046], sep] for i in range(0, 106_000, 2046)]
     masker = MaskedLMMasker.from_tokenizer(
-        tokenizer, strategy="span", mask_selection_rate=0.05, max_selections=2048, seed=0
+        tokenizer, MaskingConfig(strategy="span", selection_rate=0.05, max_selections=2048), seed=0
     )
     lengths = []
     for (_, _, positions, _), row in zip(unpack(masker(tf.ragged.constant(rows)), rows), rows):
@@ -359,23 +360,50 @@ def test_inside_tf_data_map(sequences, masker_for):
 
 
 @pytest.mark.parametrize(
-    "kwargs, argument",
+    "fields, error, argument",
     [
-        ({"mask_selection_rate": 1.5}, "mask_selection_rate"),
-        ({"mask_token_rate": -0.1}, "mask_token_rate"),
-        ({"mask_token_rate": 0.8, "random_token_rate": 0.3}, "mask_token_rate + random_token_rate"),
-        ({"strategy": "words"}, "strategy"),
-        ({"max_selections": 0}, "max_selections"),
-        ({"strategy": "whole_word"}, "continuation_token_ids"),
-        ({"strategy": "span"}, "continuation_token_ids"),
-        ({"mask_token_id": 500}, "mask_token_id"),
-        ({"span_geometric_p": 0.0}, "span_geometric_p"),
+        ({"selection_rate": 1.5}, ValueError, "selection_rate"),
+        ({"mask_token_rate": -0.1}, ValueError, "mask_token_rate"),
+        ({"mask_token_rate": "0.8"}, TypeError, "mask_token_rate"),
+        ({"mask_token_rate": 0.8, "random_token_rate": 0.3}, ValueError, "mask_token_rate + random_token_rate"),
+        ({"strategy": "words"}, ValueError, "strategy"),
+        ({"max_selections": 0}, ValueError, "max_selections"),
+        ({"max_selections": 2.5}, TypeError, "max_selections"),
+        ({"span_geometric_p": 0.0}, ValueError, "span_geometric_p"),
+        ({"dynamic": "static"}, TypeError, "dynamic"),
     ],
 )
-def test_bad_arguments_raise(kwargs, argument):
+def test_bad_masking_config_raises(fields, error, argument):
+    with pytest.raises(error, match=argument.replace("+", r"\+")):
+        MaskingConfig(**fields)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, argument",
+    [
+        ({"masking": MaskingConfig(strategy="whole_word")}, ValueError, "continuation_token_ids"),
+        ({"masking": MaskingConfig(strategy="span")}, ValueError, "continuation_token_ids"),
+        ({"mask_token_id": 500}, ValueError, "mask_token_id"),
+        ({"masking": "static"}, TypeError, "MaskingConfig"),
+        ({"seed": 1.5}, TypeError, "seed"),
+    ],
+)
+def test_bad_masker_arguments_raise(kwargs, error, argument):
     arguments = {"vocabulary_size": 100, "mask_token_id": 3, "unselectable_token_ids": [0, 1, 2], **kwargs}
-    with pytest.raises(ValueError, match=argument.replace("+", r"\+")):
+    with pytest.raises(error, match=argument):
         MaskedLMMasker(**arguments)
+
+
+def test_legacy_masking_options_become_one_config():
+    saved = {"masking": "static", "mask_selection_rate": 0.2, "mask_token_rate": 0.85, "random_token_rate": 0.0,
+             "max_selections": 30, "mask_strategy": "span", "text_column": "body"}
+    options = masking_from_legacy_options(saved)
+    assert options == {"text_column": "body", "masking": {"selection_rate": 0.2, "mask_token_rate": 0.85,
+                                                          "random_token_rate": 0.0, "max_selections": 30,
+                                                          "strategy": "span", "dynamic": False}}
+    assert MaskingConfig.coerce(options["masking"]) == MaskingConfig(0.2, 0.85, 0.0, 30, "span", dynamic=False)
+    current = {"masking": MaskingConfig().get_config(), "text_column": "text"}
+    assert masking_from_legacy_options(current) is current
 
 
 def test_from_tokenizer(tokenizer, masker_for):

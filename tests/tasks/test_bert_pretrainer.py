@@ -12,6 +12,7 @@ import keras
 import numpy as np
 import pytest
 
+from kerasbert.data.masking_config import MaskingConfig
 from kerasbert.data.pretraining_examples import pretraining_examples
 from kerasbert.data.shipped import load_dataset
 from kerasbert.families.bert.bert_backbone import BertBackbone
@@ -62,7 +63,7 @@ def trained(real_preprocessor, chapters, held_out):
 
 
 def first_batch(model, documents):
-    inputs, _, _ = next(iter(model.pretraining_dataset(documents, batch_size=8, masking="static")))
+    inputs, _, _ = next(iter(model.pretraining_dataset(documents, batch_size=8, dynamic=False)))
     return {name: value.numpy() for name, value in inputs.items()}
 
 
@@ -132,7 +133,7 @@ def test_dynamic_masks_change_every_epoch_static_masks_do_not(real_preprocessor,
     assert changed > 0.9
     np.testing.assert_array_equal(masked_epoch(model.pretraining_dataset(documents, seed=3))[0], first)
 
-    static = model.pretraining_dataset(documents, seed=3, masking="static")
+    static = model.pretraining_dataset(documents, seed=3, dynamic=False)
     positions, tokens, mask_ids, mask_weights = masked_epoch(static)
     np.testing.assert_array_equal(masked_epoch(static)[0], positions)
     original = pretraining_examples(documents, model.tokenizer, max_sequence_length=64, seed=3)["token_ids"]
@@ -151,7 +152,7 @@ def test_dynamic_masks_change_every_epoch_static_masks_do_not(real_preprocessor,
 @pytest.mark.parametrize("next_sentence", [None, "sop"])
 def test_next_sentence_variants(next_sentence, real_preprocessor, chapters, tmp_path):
     model = BertPretrainer(small_backbone(), real_preprocessor, next_sentence=next_sentence,
-                           max_sequence_length=64, masking="static")
+                           max_sequence_length=64, masking=MaskingConfig(dynamic=False))
     history = model.fit(chapters[:2], epochs=1, batch_size=32, verbose=0).history
     results = model.evaluate(chapters[2:3], verbose=0)
     schedule = model.optimizer.get_config()["learning_rate"]["config"]
@@ -265,8 +266,8 @@ def test_bad_input_is_reported_before_computation(real_preprocessor, chapters):
     backbone = small_backbone()
     with pytest.raises(ValueError, match="next_sentence must be 'nsp'"):
         BertPretrainer(backbone, real_preprocessor, next_sentence="next")
-    with pytest.raises(ValueError, match="masking must be 'dynamic'"):
-        BertPretrainer(backbone, real_preprocessor, masking="sometimes")
+    with pytest.raises(TypeError, match=r"masking takes a MaskingConfig, got str 'static'.*dynamic=False"):
+        BertPretrainer(backbone, real_preprocessor, masking="static")
     with pytest.raises(ValueError, match=r"max_sequence_length must be an int from 5 to 128, got"):
         BertPretrainer(backbone, real_preprocessor, max_sequence_length=256)
     roberta = RobertaBackbone(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
@@ -274,4 +275,4 @@ def test_bad_input_is_reported_before_computation(real_preprocessor, chapters):
     with pytest.raises(ValueError, match=r"max_sequence_length must be an int from 5 to 128, got"):
         BertPretrainer(roberta, real_preprocessor, max_sequence_length=130)
     with pytest.raises(ValueError, match="mask_token_rate \\+ random_token_rate must be at most 1"):
-        BertPretrainer(backbone, real_preprocessor, mask_token_rate=0.95)
+        BertPretrainer(backbone, real_preprocessor, masking={"mask_token_rate": 0.95})

@@ -4,12 +4,14 @@ identical outputs; a file of another task, backbone or format is a named error."
 import numpy as np
 import pytest
 
+from kerasbert.fine_tuning import FineTuningConfig
 from kerasbert.tasks import BertClassifier, BertTokenClassifier
 
 
 @pytest.fixture(scope="module")
 def lora_classifier(tiny_preset, uci_reviews):
-    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, fine_tuning="lora", lora_rank=2)
+    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64,
+                                            fine_tuning=FineTuningConfig("lora", lora_rank=2))
     classifier.fit(uci_reviews[0].assign(label=lambda df: df["label"].map({0: "negative", 1: "positive"})),
                    epochs=1, batch_size=8, verbose=0, learning_rate=1e-2)  # labels learned by this first fit
     return classifier
@@ -31,11 +33,12 @@ def test_files_of_another_task_backbone_or_format_are_named(lora_classifier, tin
     path = lora_classifier.save_task_weights(tmp_path / "sentiment.safetensors")
     with pytest.raises(ValueError, match="holds the weights of a BertClassifier, not of a BertTokenClassifier"):
         BertTokenClassifier.from_task_weights(path, tiny_preset)
-    other_rank = BertClassifier.from_preset(tiny_preset, labels=["negative", "positive"], fine_tuning="lora",
-                                            lora_rank=4)
+    other_rank = BertClassifier.from_preset(tiny_preset, labels=["negative", "positive"],
+                                            fine_tuning=FineTuningConfig("lora", lora_rank=4))
     with pytest.raises(ValueError, match="was trained on another backbone: lora_rank 2 there, 4 here"):
         other_rank.load_task_weights(path)
-    other_labels = BertClassifier.from_preset(tiny_preset, labels=["bad", "good"], fine_tuning="lora", lora_rank=2)
+    other_labels = BertClassifier.from_preset(tiny_preset, labels=["bad", "good"],
+                                              fine_tuning=FineTuningConfig("lora", lora_rank=2))
     with pytest.raises(ValueError, match=r"was trained for the labels \['negative', 'positive'\]"):
         other_labels.load_task_weights(path)
     corrupt = tmp_path / "corrupt.safetensors"

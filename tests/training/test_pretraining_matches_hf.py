@@ -48,7 +48,7 @@ def torch_batch(batch):
 def test_default_fit_takes_the_same_steps_as_hf_bert_for_pretraining(checkpoint, hf_trainer_epochs):
     pretrainer = BertPretrainer.from_preset(str(checkpoint), max_sequence_length=64)
     assert pretrainer.backbone.dropout == 0.0
-    dataset = pretrainer.pretraining_dataset(persuasion_chapters(6), BATCH, seed=0, masking="static",
+    dataset = pretrainer.pretraining_dataset(persuasion_chapters(6), BATCH, seed=0, dynamic=False,
                                              shuffle=True)
     dataset = dataset.take(BATCHES).cache()
     batches = list(dataset)
