@@ -30,7 +30,7 @@ import kerasbert as kb
 MODES = {
     "full": {"options": {}, "learning_rate": None, "epochs": 1},
     "frozen": {"options": {"fine_tuning": "frozen"}, "learning_rate": 1e-3, "epochs": "frozen"},
-    "frozen+mix": {"options": {"fine_tuning": "frozen", "layer_mix": True}, "learning_rate": 1e-3,
+    "frozen+mix": {"options": {"fine_tuning": kb.FineTuningConfig("frozen", layer_mix=True)}, "learning_rate": 1e-3,
                    "epochs": "frozen"},
     # The same as "frozen" with BERT run again every epoch: the speed-up of the feature cache.
     "frozen-recomputed": {"options": {"fine_tuning": "frozen"}, "learning_rate": 1e-3, "epochs": "frozen",
@@ -94,7 +94,7 @@ def run(dataset, mode):
            "metric": metric, "score": round(float(results[metric]), 4), "trainable": trainable,
            "bytes": stored_bytes(model, mode), "train_seconds": round(seconds, 1),
            "results": {name: round(float(value), 4) for name, value in results.items() if np.isscalar(value)}}
-    if setting["options"].get("layer_mix"):
+    if model.layer_mix:
         row["layer_weights"] = [round(float(w), 3) for w in model.get_layer("layer_mix").layer_weights()]
     log_result(row, "fine_tuning_modes")
     return row

@@ -33,8 +33,8 @@ SEED = 0
 READINGS = {  # name: from_preset arguments
     "cut at 128": {"sequence_length": 128},
     "cut at 512": {"sequence_length": 512},
-    "windows 128, mean": {"sequence_length": 128, "doc_stride": 32, "window_pooling": "mean"},
-    "windows 128, max": {"sequence_length": 128, "doc_stride": 32, "window_pooling": "max"},
+    "windows 128, mean": {"sequence_length": 128, "long_inputs": kb.LongInputs(doc_stride=32, window_pooling="mean")},
+    "windows 128, max": {"sequence_length": 128, "long_inputs": kb.LongInputs(doc_stride=32, window_pooling="max")},
 }
 
 

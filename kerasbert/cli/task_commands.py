@@ -38,21 +38,22 @@ def infer_task(columns):
             return task
     expected = "; ".join(f"{task}: {', '.join(needed)}" for task, needed in TASK_COLUMNS.items())
     raise ValueError(f"Cannot tell the task from the columns {', '.join(map(str, columns))}. Expected columns "
-                     f"({expected}); or pass --task and --task-arg text_column=<yours>.")
+                     f"({expected}); or pass --task and --task-arg 'columns={{\"text\": \"<yours>\"}}'.")
 
 
 def parse_task_args(pairs):
     """`key=value` strings -> task arguments; values are JSON where they parse (numbers, lists), else text.
 
     Example:
-    >>> parse_task_args(["text_column=review", "labels=[\\"neg\\", \\"pos\\"]"])
-    {'text_column': 'review', 'labels': ['neg', 'pos']}
+    >>> parse_task_args(["problem_type=multiclass", "labels=[\\"neg\\", \\"pos\\"]"])
+    {'problem_type': 'multiclass', 'labels': ['neg', 'pos']}
     """
     arguments = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals or not key.isidentifier():
-            raise click.BadParameter(f"{pair!r} is not key=value (e.g. text_column=review).", param_hint="--task-arg")
+            raise click.BadParameter(f"{pair!r} is not key=value (e.g. problem_type=regression).",
+                                     param_hint="--task-arg")
         try:
             arguments[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -98,7 +99,7 @@ def echo_json(results):
 @click.option("--learning-rate", type=float, help="Peak AdamW rate (default: by model size).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--task-arg", "task_args", multiple=True, metavar="KEY=VALUE",
-              help="A task argument, e.g. text_column=review or problem_type=regression (repeatable).")
+              help="A task argument, e.g. problem_type=regression or 'columns={\"text\": \"review\"}' (repeatable).")
 @click.option("--output", default="model.keras", show_default=True, help="The .keras file to write.")
 @click.option("--report", "report_dir", help="Write curves, metrics.json and a model card to this folder.")
 @click.option("--backup-dir", help="Resume from here after a crash (state saved every epoch).")

@@ -13,6 +13,7 @@ from kerasbert.data.answer_spans import (
     best_spans,
     prepare_qa_features,
 )
+from kerasbert.data.batch_order import BatchOrder
 from kerasbert.data.batching import (
     DEFAULT_BUCKET_BOUNDARIES,
     PaddingStatistics,

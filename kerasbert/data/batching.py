@@ -21,7 +21,6 @@ Examples:
 """
 
 import dataclasses
-import functools
 import itertools
 from collections.abc import Mapping
 
@@ -30,12 +29,9 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
+from kerasbert.data.batch_order import BatchOrder
 
 DEFAULT_BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-# Length grouping sorts windows of this many batches (HF's megabatches are 50): on UCI sentiment
-# training, 8 leaves 1.42x the real tokens (sorting everything: 1.24x; no grouping: 2.76x), and
-# each window is still a random sample of the epoch.
-GROUP_WINDOW_BATCHES = 8
 
 
 def length_buckets(max_length, bucket_boundaries=DEFAULT_BUCKET_BOUNDARIES):
@@ -59,22 +55,9 @@ def length_buckets(max_length, bucket_boundaries=DEFAULT_BUCKET_BOUNDARIES):
     return [int(b) for b in boundaries if b < max_length] + [int(max_length)]
 
 
-def make_batched_dataset(
-    features,
-    labels=None,
-    sample_weight=None,
-    *,
-    batch_size=32,
-    max_length=512,
-    bucket_boundaries=DEFAULT_BUCKET_BOUNDARIES,
-    group_by_length=False,
-    shuffle=False,
-    seed=None,
-    drop_remainder=False,
-    pad_token_id=0,
-    order=None,
-    epochs=None,
-):
+def make_batched_dataset(features, labels=None, sample_weight=None, *, batch_size=32, max_length=512,
+                         bucket_boundaries=DEFAULT_BUCKET_BOUNDARIES, drop_remainder=False, pad_token_id=0,
+                         batch_order=BatchOrder()):
     """Build the padded, batched, prefetched dataset that Keras `fit`/`evaluate`/`predict` read.
 
     Args:
@@ -88,28 +71,17 @@ def make_batched_dataset(
         max_length: the longest sequence allowed and the largest padded length.
         bucket_boundaries: padded lengths to round up to (see `length_buckets`). `[max_length]`
             alone gives fixed-length padding.
-        group_by_length: sort the (shuffled) examples by length within windows of
-            `GROUP_WINDOW_BATCHES` batches, as HF's `group_by_length` does with its megabatches:
-            batches of similar lengths (far less padding), the same number of batches, and batch
-            order shuffled again when `shuffle` is on.
-        shuffle: shuffle all examples, again each epoch; the same `seed` gives the same epochs.
-        seed: the shuffle seed.
         drop_remainder: drop the last batch if smaller.
         pad_token_id: the id padding `token_ids` (0 is BERT's "[PAD]").
-        order: example indices to batch in this order instead (e.g. `np.argsort(lengths)` for
-            prediction with the least padding); excludes `shuffle` and `group_by_length`.
-        epochs: None: one epoch, reshuffled each time it is iterated. A range of epoch numbers:
-            those epochs back to back, epoch `e` shuffled from `(seed, e)` alone, so that a run
-            resumed at epoch `e` sees the orders of an uninterrupted run (give Keras
-            `steps_per_epoch` = batches per epoch).
+        batch_order: a `BatchOrder`: input order (the default), a given order, or shuffled (and grouped by
+            length), over one or numbered epochs.
 
     Returns:
         A dataset of `x`, `(x, y)` or `(x, y, sample_weight)`; `x` holds the features plus an int32
         "padding_mask". Without shuffling, grouping or `order`, batches come in the input order.
 
     Examples:
-        >>> train = make_batched_dataset(features, labels=y, shuffle=True, seed=1,
-        ...                              group_by_length=True)
+        >>> train = make_batched_dataset(features, labels=y, batch_order=BatchOrder(shuffle=True, seed=1))
     """
     _check_arguments(features, labels, sample_weight, batch_size)
     buckets = length_buckets(max_length, bucket_boundaries)
@@ -121,24 +93,20 @@ def make_batched_dataset(
     if len(element) == 1:
         element, padding_values = element[0], padding_values[0]
 
-    def one_epoch(epoch_seed, reshuffle):
-        indices = example_indices(lengths, batch_size, order=order, shuffle=shuffle,
-                                  group_by_length=group_by_length, seed=epoch_seed, reshuffle=reshuffle)
+    def batched(indices):
         dataset = gather_examples(element, indices).map(_add_padding_mask, num_parallel_calls=tf.data.AUTOTUNE)
         dataset = dataset.padded_batch(batch_size, padding_values=padding_values, drop_remainder=drop_remainder)
-        dataset = dataset.map(
-            lambda *batch: _pad_to_bucket(batch, padding_values, buckets),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
-        return shuffle_batch_order(dataset, shuffle and group_by_length, epoch_seed, reshuffle)
+        return dataset.map(lambda *batch: _pad_to_bucket(batch, padding_values, buckets),
+                           num_parallel_calls=tf.data.AUTOTUNE)
 
     batches = len(lengths) // batch_size if drop_remainder else -(-len(lengths) // batch_size)
-    return finish_batches(over_epochs(one_epoch, seed, epochs), batches, epochs)
+    return batch_order.batches(batched, lengths, batch_size, batches)
 
 
 class EagerBatches:
-    """The padded inference batches `make_batched_dataset(features, order=order)` gives (the features plus
-    `padding_mask`, each batch padded to its length bucket), built with eager ops instead of tf.data.
+    """The padded inference batches `make_batched_dataset(features, batch_order=BatchOrder(order=order))` gives
+    (the features plus `padding_mask`, each batch padded to its length bucket), built with eager ops instead of
+    tf.data.
 
     Building a tf.data pipeline traces its map functions, about 250 ms a call: more than a short predict
     or one served request computes on MiniLM. Iterable, with `len` and `element_spec` like a dataset.
@@ -184,78 +152,12 @@ class EagerBatches:
             yield batch
 
 
-def over_epochs(one_epoch, seed, epochs):
-    """`one_epoch(seed, reshuffle=True)` when `epochs` is None; else the epochs in `epochs` back to back,
-    each `one_epoch(seed of (seed, e), reshuffle=False)`: an epoch's order depends on its number only."""
-    if epochs is None:
-        return one_epoch(seed, True)
-    if seed is None:
-        raise ValueError("Numbered epochs need a seed (their orders are drawn from it).")
-    if not len(epochs):
-        return one_epoch(seed, False).take(0)
-    parts = [one_epoch(seed * 1_000_003 + epoch, False) for epoch in epochs]
-    return functools.reduce(tf.data.Dataset.concatenate, parts)
-
-
-def example_indices(lengths, batch_size, *, order=None, shuffle=False, group_by_length=False, seed=None,
-                    reshuffle=True):
-    """The order examples are batched in: a `tf.data.Dataset` of int64 example indices.
-
-    Input order, a given `order`, or a shuffle (`shuffle`, `seed`; again each time the dataset is
-    iterated unless `reshuffle=False`); `group_by_length` then sorts each window of
-    `GROUP_WINDOW_BATCHES * batch_size` indices by length.
-
-    Examples:
-        >>> list(example_indices([5, 3, 9, 4], 2, group_by_length=True).as_numpy_iterator())
-        [1, 3, 0, 2]
-    """
-    if order is not None:
-        if shuffle or group_by_length:
-            raise ValueError("Give either `order` or `shuffle`/`group_by_length`, not both.")
-        order = np.asarray(order, np.int64)
-        if order.shape != (len(lengths),) or not np.array_equal(np.sort(order), np.arange(len(lengths))):
-            raise ValueError(f"order must be a permutation of the {len(lengths)} example indices.")
-        return tf.data.Dataset.from_tensor_slices(order)
-    indices = tf.data.Dataset.range(len(lengths))
-    if shuffle:
-        indices = indices.shuffle(len(lengths), seed=seed, reshuffle_each_iteration=reshuffle)
-    if group_by_length:
-        all_lengths = tf.constant(np.asarray(lengths, np.int64))
-
-        def by_length(window):
-            return tf.gather(window, tf.argsort(tf.gather(all_lengths, window), stable=True))
-
-        indices = indices.batch(batch_size * GROUP_WINDOW_BATCHES).map(by_length).unbatch()
-    return indices
-
-
 def gather_examples(element, indices):
     """The examples of `element` (a structure of per-example tensors, ragged or not) in `indices` order."""
     element = tf.nest.map_structure(
         lambda part: part if isinstance(part, tf.RaggedTensor) else tf.convert_to_tensor(part), element)
     return indices.map(lambda i: tf.nest.map_structure(lambda part: part[i], element),
                        num_parallel_calls=tf.data.AUTOTUNE)
-
-
-def shuffle_batch_order(dataset, shuffle_batches, seed, reshuffle=True):
-    """Shuffle the order of length-grouped batches within about a window (when `shuffle_batches`)."""
-    if shuffle_batches:
-        return dataset.shuffle(GROUP_WINDOW_BATCHES, seed=seed, reshuffle_each_iteration=reshuffle)
-    return dataset
-
-
-def finish_batches(dataset, batches, epochs=None):
-    """Declare the batch count (`batches` per epoch, times the `epochs` the dataset holds; Keras sizes
-    epochs and progress bars with it), prefetch, and switch tf.data's autotuner off.
-
-    The autotuner's background thread sleeps up to a minute between rounds, and deleting an
-    iterator that was not run to its end (Keras stops after `cardinality` steps) waited for it:
-    `fit` on UCI sentiment took 95 s instead of 59 s, 36 s of it in that wait after the last step.
-    """
-    dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches * (1 if epochs is None else len(epochs))))
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return dataset.prefetch(2).with_options(options)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,7 +186,8 @@ def padding_statistics(dataset):
     """Count real and padding tokens in one epoch of a `make_batched_dataset` dataset.
 
     Examples:
-        >>> stats = padding_statistics(make_batched_dataset(sst2_features, group_by_length=True))
+        >>> grouped = BatchOrder(group_by_length=True)
+        >>> stats = padding_statistics(make_batched_dataset(sst2_features, batch_order=grouped))
         >>> round(stats.padding_fraction, 2), stats.padded_lengths        # GLUE SST-2 train
         (0.21, (8, 16, 24, 32, 48, 64, 96))
     """

@@ -3,24 +3,18 @@
 import numpy as np
 import tensorflow as tf
 
-from kerasbert.data.batching import (
-    example_indices,
-    finish_batches,
-    gather_examples,
-    length_buckets,
-    over_epochs,
-    shuffle_batch_order,
-)
+from kerasbert.data.batch_order import BatchOrder
+from kerasbert.data.batching import gather_examples, length_buckets
 
 
-def make_choice_dataset(features, num_choices, labels=None, *, batch_size=32, max_length=512,
-                        group_by_length=False, shuffle=False, seed=None, pad_token_id=0, order=None, epochs=None):
+def make_choice_dataset(features, num_choices, labels=None, *, batch_size=32, max_length=512, pad_token_id=0,
+                        batch_order=BatchOrder()):
     """Batches of whole examples `[batch, choices, tokens]` with dynamic padding.
 
     `features`: ragged `token_ids` and `segment_ids`, `[examples * choices, (tokens)]`, the
     choices of an example consecutive. A batch is padded to its longest sequence rounded up to a
-    length bucket (`kerasbert.data.batching.length_buckets`). `shuffle`, `seed`, `group_by_length`
-    (by longest choice), `order` and `epochs` work as in `kerasbert.data.batching.make_batched_dataset`.
+    length bucket (`kerasbert.data.batching.length_buckets`). `batch_order` (a `BatchOrder`; grouping by an
+    example's longest choice) works as in `kerasbert.data.batching.make_batched_dataset`.
 
     Examples:
         >>> features = {"token_ids": tf.ragged.constant([[101, 7, 102], [101, 8, 9, 102]]),
@@ -41,18 +35,14 @@ def make_choice_dataset(features, num_choices, labels=None, *, batch_size=32, ma
     else:
         element, padding_values = (per_example, np.asarray(labels, np.int32)), (x_padding, None)
 
-    def one_epoch(epoch_seed, reshuffle):
-        indices = example_indices(lengths, batch_size, order=order, shuffle=shuffle,
-                                  group_by_length=group_by_length, seed=epoch_seed, reshuffle=reshuffle)
+    def batched(indices):
         dataset = gather_examples(element, indices).map(lambda *example: _on_x(_densify, example, pad_token_id),
                                                         num_parallel_calls=tf.data.AUTOTUNE)
         dataset = dataset.padded_batch(batch_size, padding_values=padding_values)
-        dataset = dataset.map(lambda *batch: _on_x(_pad_to_bucket, batch, buckets, pad_token_id),
-                              num_parallel_calls=tf.data.AUTOTUNE)
-        return shuffle_batch_order(dataset, shuffle and group_by_length, epoch_seed, reshuffle)
+        return dataset.map(lambda *batch: _on_x(_pad_to_bucket, batch, buckets, pad_token_id),
+                           num_parallel_calls=tf.data.AUTOTUNE)
 
-    batches = -(-len(lengths) // batch_size)
-    return finish_batches(over_epochs(one_epoch, seed, epochs), batches, epochs)
+    return batch_order.batches(batched, lengths, batch_size, -(-len(lengths) // batch_size))
 
 
 def _on_x(function, element, *args):

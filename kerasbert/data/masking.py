@@ -2,10 +2,10 @@
 
 `MaskedLMMasker` chooses `selection_rate` (a `MaskingConfig` field, as the rates below) of the
 maskable tokens of each sequence (never `[CLS]`, `[SEP]` or `[PAD]`), replaces `mask_token_rate` of
-the chosen ones by `[MASK]` and `random_token_rate` by a token drawn uniformly from the ids that are neither unselectable nor
-`[MASK]` (Google draws from the whole vocabulary), keeps the rest, and returns the positions and
-original ids of the chosen tokens padded to `max_selections` (the outputs of keras-hub's
-`MaskedLMMaskGenerator`).
+the chosen ones by `[MASK]` and `random_token_rate` by a token drawn uniformly from the ids that are
+neither unselectable nor `[MASK]` (Google draws from the whole vocabulary), keeps the rest, and
+returns the positions and original ids of the chosen tokens padded to `max_selections` (the outputs
+of keras-hub's `MaskedLMMaskGenerator`).
 
 How many per sequence: Google BERT's `create_pretraining_data.py` rule,
 `min(max_selections, max(1, round(n * selection_rate)))` with Python's round half to even,

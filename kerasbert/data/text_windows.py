@@ -17,13 +17,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from kerasbert.data.batching import (
-    example_indices,
-    finish_batches,
-    length_buckets,
-    over_epochs,
-    shuffle_batch_order,
-)
+from kerasbert.data.batch_order import BatchOrder
+from kerasbert.data.batching import length_buckets
 from kerasbert.data.token_alignment import NO_WORD
 
 # `[CLS] text [SEP]` (BERT, ALBERT, ELECTRA) and `<s> text </s>` (RoBERTa): one text is packed with two tokens.
@@ -222,15 +217,14 @@ def window_word_predictions(token_predictions, windows, num_words, fill_value=0)
     return np.split(words, word_first[1:])
 
 
-def make_text_window_dataset(features, window_text, labels=None, *, batch_size=32, max_length=512,
-                             group_by_length=False, shuffle=False, seed=None, pad_token_id=0, order=None,
-                             epochs=None):
+def make_text_window_dataset(features, window_text, labels=None, *, batch_size=32, max_length=512, pad_token_id=0,
+                             batch_order=BatchOrder()):
     """Batches of whole texts, each with all its windows: `x` holds the windows' `token_ids`, `segment_ids`,
     `padding_mask` (`[windows, tokens]`, padded to a length bucket) and `window_text` (each window's text,
     numbered from 0 in the batch); `y` repeats each text's label on its windows.
 
-    `batch_size` counts texts. `shuffle`, `seed`, `group_by_length` (by a text's tokens over all its windows),
-    `order` and `epochs` work as in `kerasbert.data.batching.make_batched_dataset`.
+    `batch_size` counts texts. `batch_order` (a `BatchOrder`; grouping by a text's tokens over all its windows)
+    works as in `kerasbert.data.batching.make_batched_dataset`.
 
     Examples:
         >>> features = {"token_ids": tf.ragged.constant([[101, 7, 102], [101, 8, 102], [101, 9, 9, 102]]),
@@ -267,13 +261,10 @@ def make_text_window_dataset(features, window_text, labels=None, *, batch_size=3
             return x
         return x, tf.gather(labels, tf.gather(texts, rows.value_rowids()))
 
-    def one_epoch(epoch_seed, reshuffle):
-        indices = example_indices(text_lengths, batch_size, order=order, shuffle=shuffle,
-                                  group_by_length=group_by_length, seed=epoch_seed, reshuffle=reshuffle)
-        dataset = indices.batch(batch_size).map(batch_of, num_parallel_calls=tf.data.AUTOTUNE)
-        return shuffle_batch_order(dataset, shuffle and group_by_length, epoch_seed, reshuffle)
+    def batched(indices):
+        return indices.batch(batch_size).map(batch_of, num_parallel_calls=tf.data.AUTOTUNE)
 
-    return finish_batches(over_epochs(one_epoch, seed, epochs), -(-num_texts // batch_size), epochs)
+    return batch_order.batches(batched, text_lengths, batch_size, -(-num_texts // batch_size))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,4 +297,5 @@ class Truncation:
         return (f"{self.rows} of {len(self.cut_pieces)} rows were longer than sequence_length={self.sequence_length} "
                 f"({self.room} pieces beside the special tokens) and were cut: "
                 f"{summary['mean_cut_pieces']:.1f} pieces cut on average, {summary['longest_cut_pieces']} at most. "
-                "Pass doc_stride=N to read long texts in overlapping windows, or raise sequence_length.")
+                "Pass long_inputs=LongInputs(doc_stride=N) to read long texts in overlapping windows, or raise "
+                "sequence_length.")

@@ -72,7 +72,8 @@ def check_unique_columns(df):
 
 
 def require_columns(df, columns):
-    """Raise if a column is missing; `columns` maps the caller's argument name to the column name.
+    """Raise if a column is missing; `columns` maps the caller's argument name (`text_column`, or `columns['text']`
+    for a task model's role) to the column name.
 
     Examples:
         >>> require_columns(pd.DataFrame({"review": ["ok"]}), {"text_column": "text"})
@@ -88,9 +89,16 @@ def require_columns(df, columns):
         example = closest if closest is not None else (existing[0] if existing else "...")
         raise ValueError(
             f"Column {column!r} not found. The DataFrame has columns {existing}."
-            f"{suggestion} To read another column, pass its name, e.g. "
-            f"{argument}={example!r}."
+            f"{suggestion} To read another column, pass its name, e.g. {naming(argument, example)}."
         )
+
+
+def naming(argument, column):
+    """How to pass `column` for `argument`: `text_column='review'`, or `columns={'text': 'review'}` for a task
+    model's `columns['text']`."""
+    if argument.startswith("columns[") and argument.endswith("]"):
+        return f"columns={{{argument[len('columns['):-1]}: {column!r}}}"
+    return f"{argument}={column!r}"
 
 
 def validate_text_columns(df, columns, *, allow_empty=False):
@@ -157,18 +165,18 @@ def validate_label_values(labels, *, name="label", problem_type=None):
     return kind
 
 
-def validate_token_columns(df, tokens_column, tags_column=None):
+def validate_token_columns(df, tokens_column, tags_column=None, arguments=("tokens_column", "tags_column")):
     """Check pre-split words (and their tags): lists of non-empty strings, one tag per word.
 
-    Tags may be strings or ints (one kind for the whole column).
+    Tags may be strings or ints (one kind for the whole column). `arguments`: how errors name the two columns.
 
     Examples:
         >>> df = pd.DataFrame({"tokens": [["EU", "rejects"]], "tags": [["B-ORG", "O"]]})
         >>> validate_token_columns(df, "tokens", "tags")
     """
-    columns = {"tokens_column": tokens_column}
+    columns = {arguments[0]: tokens_column}
     if tags_column is not None:
-        columns["tags_column"] = tags_column
+        columns[arguments[1]] = tags_column
     require_columns(df, columns)
     tokens = df[tokens_column]
     for position, words in enumerate(tokens.tolist()):

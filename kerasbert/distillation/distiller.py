@@ -350,7 +350,7 @@ class Distiller(keras.Model):
 
 def check_no_labels(unlabelled, student):
     """A ValueError for `unlabelled` data that holds the student's label column (its labels would go unused)."""
-    column = student.label_column if isinstance(student, BertClassifier) else student.tags_column
+    column = student.columns["label" if isinstance(student, BertClassifier) else "tags"]
     if isinstance(unlabelled, pd.DataFrame) and column in unlabelled.columns:
         raise ValueError(f"unlabelled has a {column!r} column, whose labels would go unused: pass labelled rows as "
                          f"the first argument, and as unlabelled only rows without {column!r}.")

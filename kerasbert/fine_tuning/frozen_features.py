@@ -9,7 +9,8 @@ Tasks whose head reads every token (token classification, QA) or several rows pe
 recompute their frozen backbone each epoch.
 
 Examples:
-    >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", fine_tuning="frozen", layer_mix=True)
+    >>> mix = FineTuningConfig("frozen", layer_mix=True)
+    >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2, fine_tuning=mix)
     >>> classifier.fit(train_df, epochs=20)                       # BERT runs once over train_df
     >>> classifier.fit(train_df, epochs=20, cache_features=False)  # BERT runs 20 times (for comparison)
 """

@@ -1,8 +1,8 @@
 """How much of BERT a task trains: `fine_tuning="full"`, `"frozen"`, `"adapters"` or `"lora"`.
 
 - full: every weight (BERT's fine-tuning);
-- frozen: the backbone is fixed, only the head trains (feature-based use; with `layer_mix=True` the head
-  reads a learned mix of every layer, as ELMo);
+- frozen: the backbone is fixed, only the head trains (feature-based use; with
+  `FineTuningConfig("frozen", layer_mix=True)` the head reads a learned mix of every layer, as ELMo);
 - adapters: Houlsby adapters in every block, the LayerNorms and the head train (Houlsby et al. 2019);
 - lora: low-rank updates of the attention projections (and any `lora_targets`) and the head train (Hu
   et al. 2021, as HF peft).
@@ -38,6 +38,8 @@ class FineTuningConfig:
         adapter_size: the adapters' bottleneck width ("adapters"; default 64, at most the hidden width).
         lora_rank, lora_alpha, lora_targets: the LoRA rank (8), scale numerator (16) and the projections it
             updates (default query and value; see `BertBackbone`) ("lora").
+        layer_mix: the default head reads a learned mix of every layer (ELMo's scalar mix), in any mode; a task
+            built by `from_preset` gets a backbone that returns every layer.
 
     Examples:
         >>> config = FineTuningConfig("lora", lora_rank=4, lora_targets=("query", "value", "output"))
@@ -49,6 +51,7 @@ class FineTuningConfig:
     lora_rank: int = None
     lora_alpha: float = None
     lora_targets: tuple = None
+    layer_mix: bool = False
 
     def __post_init__(self):
         check_fine_tuning(self.mode)
@@ -64,41 +67,55 @@ class FineTuningConfig:
             check_number("lora_alpha", self.lora_alpha, 0, low_open=True)
         if self.lora_targets is not None:
             object.__setattr__(self, "lora_targets", tuple(self.lora_targets))
+        if not isinstance(self.layer_mix, bool):
+            raise TypeError(f"layer_mix must be True or False, got {self.layer_mix!r}.")
 
     @classmethod
     def coerce(cls, value):
-        """`value` as a `FineTuningConfig`: itself, one for a mode name, or the default ("full") for None."""
+        """`value` as a `FineTuningConfig`: itself, one for a mode name, one from a dict of its fields (a saved
+        config), or the default ("full") for None."""
         if value is None:
             return cls()
         if isinstance(value, str):
             return cls(value)
+        if isinstance(value, dict):
+            return cls(**value)
         if not isinstance(value, cls):
             raise TypeError(f"fine_tuning takes a mode name ({', '.join(FINE_TUNING_MODES)}) or a "
                             f"FineTuningConfig, got {type(value).__name__} {value!r}.")
         return value
 
     def backbone_overrides(self, hidden_dim):
-        """The backbone config values this mode needs: adapter or LoRA sizes, defaults filled in."""
+        """The backbone config values this config needs: adapter or LoRA sizes (defaults filled in), every layer's
+        output for `layer_mix`."""
+        overrides = {"output_hidden_states": True} if self.layer_mix else {}
         if self.mode == "adapters":
-            return {"adapter_size": min(DEFAULT_ADAPTER_SIZE, hidden_dim) if self.adapter_size is None
-                    else self.adapter_size}
+            overrides["adapter_size"] = min(DEFAULT_ADAPTER_SIZE, hidden_dim) if self.adapter_size is None \
+                else self.adapter_size
         if self.mode == "lora":
-            overrides = {"lora_rank": min(DEFAULT_LORA_RANK, hidden_dim) if self.lora_rank is None else self.lora_rank,
-                         "lora_alpha": DEFAULT_LORA_ALPHA if self.lora_alpha is None else self.lora_alpha}
+            overrides["lora_rank"] = min(DEFAULT_LORA_RANK, hidden_dim) if self.lora_rank is None else self.lora_rank
+            overrides["lora_alpha"] = DEFAULT_LORA_ALPHA if self.lora_alpha is None else self.lora_alpha
             if self.lora_targets is not None:
                 overrides["lora_targets"] = list(self.lora_targets)
-            return overrides
-        return {}
+        return overrides
+
+    def saved(self):
+        """What a task's config keeps of it: the mode name, or `{"mode", "layer_mix"}` with a layer mix (the sizes
+        are the backbone's)."""
+        return {"mode": self.mode, "layer_mix": True} if self.layer_mix else self.mode
 
     @classmethod
-    def of_backbone(cls, mode, backbone_config):
-        """The config that built a backbone with `backbone_config` in `mode` (its sizes read back)."""
-        if mode == "adapters":
-            return cls(mode, adapter_size=backbone_config["adapter_size"])
-        if mode == "lora":
-            return cls(mode, lora_rank=backbone_config["lora_rank"], lora_alpha=backbone_config["lora_alpha"],
-                       lora_targets=backbone_config["lora_targets"])
-        return cls(mode)
+    def of_backbone(cls, fine_tuning, backbone_config):
+        """The config that built a backbone with `backbone_config` for `fine_tuning` (a mode name or a saved
+        config; the sizes read back from the backbone)."""
+        config = cls.coerce(fine_tuning)
+        if config.mode == "adapters":
+            return dataclasses.replace(config, adapter_size=backbone_config["adapter_size"])
+        if config.mode == "lora":
+            return dataclasses.replace(config, lora_rank=backbone_config["lora_rank"],
+                                       lora_alpha=backbone_config["lora_alpha"],
+                                       lora_targets=backbone_config["lora_targets"])
+        return config
 
 
 def apply_fine_tuning(task, fine_tuning):

@@ -128,7 +128,7 @@ def task_from_weights(task_class, path, preset, load_weights=True):
     if settings["task"] != task_class.__name__:
         raise ValueError(f"{path} holds the weights of a {settings['task']}, not of a {task_class.__name__}: "
                          f"load it with {settings['task']}.from_task_weights(path, preset).")
-    arguments = dict(settings["arguments"])
+    arguments = task_class.upgrade_config(dict(settings["arguments"]))
     fine_tuning = FineTuningConfig.of_backbone(arguments.pop("fine_tuning", "full"), settings["backbone"])
     task = task_class.from_preset(preset, load_weights=load_weights, sequence_length=settings["sequence_length"],
                                   fine_tuning=fine_tuning, **arguments)

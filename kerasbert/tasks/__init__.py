@@ -18,5 +18,6 @@ from kerasbert.tasks.bert_seq2seq import BertSeq2Seq, TargetTooLongError
 from kerasbert.tasks.bert_text_encoder import BertTextEncoder
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.electra_pretrainer import ElectraPretrainer
+from kerasbert.tasks.long_inputs import LongInputs
 from kerasbert.tasks.task import Task
 from kerasbert.tasks.task_files import load_task

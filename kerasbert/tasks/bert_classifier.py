@@ -1,5 +1,6 @@
 """BertClassifier: one label (or several, or a score) per text or text pair."""
 
+import dataclasses
 import warnings
 
 import keras
@@ -10,25 +11,33 @@ import tensorflow as tf
 from kerasbert.arguments import check_count, check_number
 from kerasbert.data.batching import EagerBatches
 from kerasbert.data.labels import LabelEncoder, above_threshold
-from kerasbert.data.output_rows import empty_like_output, in_input_order, ragged_from_padded
+from kerasbert.data.output_rows import (
+    empty_like_output,
+    in_input_order,
+    ragged_from_padded,
+)
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.text_windows import (
     WINDOW_TEXT,
     Truncation,
-    check_doc_stride,
     cut_windows,
     make_text_window_dataset,
     text_room,
 )
-from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
+from kerasbert.data.validation import (
+    require_columns,
+    to_dataframe,
+    validate_text_columns,
+)
 from kerasbert.families.sequence_length import packed_input_length
 from kerasbert.metrics import statistics as metrics
 from kerasbert.metrics.probabilities import sigmoid, softmax
-from kerasbert.tasks.heads import task_outputs
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
+from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.heads import mixes_layers, task_outputs
+from kerasbert.tasks.long_inputs import LongInputs, long_inputs_from_legacy
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, training_order
 from kerasbert.tasks.task import Task
 from kerasbert.tasks.window_pooling import (
-    check_window_pooling,
     first_windows,
     pool_windows,
     pool_windows_in_graph,
@@ -53,40 +62,40 @@ class BertClassifier(Task):
         labels: class names in output order; None learns them (sorted) on the first `fit`.
         problem_type: "binary", "multiclass", "multilabel" or "regression"; None infers it.
         dropout: dropout before the dense layer.
-        text_column, text_pair_column, label_column: DataFrame column names.
-        uses_pairs: whether inputs are text pairs; None decides on the first `fit` (a
-            `text_pair_column` present means pairs).
+        columns: DataFrame column names by role, "text", "text_pair" and "label" (the defaults), e.g.
+            `{"text": "review"}`.
+        uses_pairs: whether inputs are text pairs; None decides on the first `fit` (a text_pair
+            column present means pairs).
         thresholds: multilabel decision thresholds, one per label (default 0.5 each).
         head: a Keras layer in place of dropout + dense on the pooled output: called on
             `{"sequence_output", "pooled_output", "padding_mask"}`, it returns `[batch, num_classes]`
             logits (see `Task`); e.g. mean pooling and a two-layer MLP.
-        doc_stride: None cuts a text at `sequence_length` (`fit` and `evaluate` warn how many rows were cut,
+        long_inputs: None cuts a text at `sequence_length` (`fit` and `evaluate` warn how many rows were cut,
             and `evaluate` returns `truncated_rows`, `mean_cut_pieces` and `longest_cut_pieces` when any were).
-            An int reads every text whole, in overlapping windows of `sequence_length` tokens (`sequence_length
-            - 2` pieces) whose neighbours share `doc_stride` pieces (HF's `stride`, as `BertQuestionAnswerer`);
-            each window is one pass of the model, and a text's logits are its windows' logits pooled. Single
-            texts only (not pairs).
-        window_pooling: "mean" or "max": how window logits are pooled, in `fit` (the loss is on each text's
-            pooled logits), `evaluate`, `predict` and the exported SavedModel. With `doc_stride`, `fit`'s
-            `batch_size` counts texts, each batch holding all windows of its texts (on JAX each new number of
-            windows in a batch compiles the train step once more), and the default metrics are weighted
-            (`weighted_metrics`) to count each text once.
+            A `LongInputs(doc_stride, window_pooling)` reads every text whole, in overlapping windows of
+            `sequence_length` tokens whose neighbours share `doc_stride` pieces (HF's `stride`); each window is
+            one pass of the model, and a text's logits are its windows' logits pooled ("mean" or "max"), in `fit`
+            (the loss is on each text's pooled logits), `evaluate`, `predict` and the exported SavedModel. Then
+            `fit`'s `batch_size` counts texts, each batch holding all windows of its texts (on JAX each new number
+            of windows in a batch compiles the train step once more), and the default metrics are weighted
+            (`weighted_metrics`) to count each text once. Single texts only (not pairs).
 
     Examples:
         >>> clf = BertClassifier.from_preset("all_minilm_l6_v2_en", labels=["neg", "pos"])
         >>> clf.fit(train_df, validation_data=dev_df, epochs=2)   # columns "text", "label"
         >>> clf.evaluate(test_df)                                  # {"loss", "accuracy", "f1", "mcc"}
         >>> clf.predict(["what a lovely film"])                     # DataFrame: label, score, probabilities
-        >>> long = BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=512, doc_stride=128)
+        >>> long = BertClassifier.from_preset("all_minilm_l6_v2_en", sequence_length=512,
+        ...                                   long_inputs=LongInputs(doc_stride=128))
         >>> long.fit(chapters_df, batch_size=4)                   # every piece of every chapter is read
     """
 
     hf_head = ("classifier", "BertForSequenceClassification")  # a fine-tuned HF model's head
     hf_labels_argument = "num_classes"
     config_names = (
-        "num_classes", "labels", "problem_type", "dropout", "text_column", "text_pair_column",
-        "label_column", "uses_pairs", "thresholds", "layer_mix", "doc_stride", "window_pooling",
+        "num_classes", "labels", "problem_type", "dropout", "uses_pairs", "thresholds", "long_inputs",
     )
+    default_columns = {"text": "text", "text_pair": "text_pair", "label": "label"}
 
     def __init__(
         self,
@@ -96,22 +105,19 @@ class BertClassifier(Task):
         labels=None,
         problem_type=None,
         dropout=0.1,
-        text_column="text",
-        text_pair_column="text_pair",
-        label_column="label",
         uses_pairs=None,
         thresholds=None,
         head=None,
-        layer_mix=False,
-        doc_stride=None,
-        window_pooling="mean",
+        long_inputs=None,
         **kwargs,
     ):
         check_rate("dropout", dropout)
-        check_doc_stride(doc_stride, packed_input_length(backbone, preprocessor))
-        check_window_pooling(window_pooling)
-        if doc_stride is not None and uses_pairs:
-            raise ValueError(windows_of_pairs_message(doc_stride))
+        long_inputs = LongInputs.coerce(long_inputs)
+        if long_inputs is not None:
+            long_inputs.check_fits(packed_input_length(backbone, preprocessor))
+            long_inputs = dataclasses.replace(long_inputs, window_pooling=long_inputs.window_pooling or "mean")
+            if uses_pairs:
+                raise ValueError(windows_of_pairs_message())
         encoder = LabelEncoder(labels=labels, problem_type=problem_type)
         num_classes = resolve_num_classes(num_classes, encoder, has_head=head is not None)
 
@@ -119,24 +125,24 @@ class BertClassifier(Task):
         inputs = backbone.input
         outputs, logits_layer, head_inputs = task_outputs(
             backbone, inputs, head, num_classes, "pooled_output", (None, num_classes), "BertClassifier",
-            dropout=dropout, layer_mix=layer_mix)
+            dropout=dropout, layer_mix=mixes_layers(kwargs))
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, head_inputs=head_inputs, **kwargs)
 
         # === Config ===
-        self.layer_mix = layer_mix
         self.num_classes = num_classes
         self.label_encoder = encoder
         self.dropout = dropout
-        self.text_column = text_column
-        self.text_pair_column = text_pair_column
-        self.label_column = label_column
         self.uses_pairs = uses_pairs
         self.thresholds = None if thresholds is None else [float(t) for t in thresholds]
         self.logits_layer = logits_layer
-        self.doc_stride = None if doc_stride is None else int(doc_stride)
-        self.window_pooling = window_pooling
+        self.long_inputs = long_inputs
         self.reading_function = None
+
+    @classmethod
+    def upgrade_config(cls, config):
+        """Files saved with `doc_stride` and `window_pooling` keys load too."""
+        return long_inputs_from_legacy(super().upgrade_config(config))
 
     @property
     def class_names(self):
@@ -161,7 +167,7 @@ class BertClassifier(Task):
 
     @property
     def window_length(self):
-        """Tokens per packed input (per window with `doc_stride`), special tokens included."""
+        """Tokens per packed input (per window with `long_inputs`), special tokens included."""
         return packed_input_length(self.backbone, self.preprocessor)
 
     def call(self, inputs, training=None, mask=None, **kwargs):
@@ -176,35 +182,34 @@ class BertClassifier(Task):
         """{argument name: column} of the text columns this classifier reads."""
         uses_pairs = self.uses_pairs
         if uses_pairs is None:  # untrained: read what the data holds; the first fit decides for good
-            uses_pairs = self.text_pair_column in frame.columns
+            uses_pairs = self.columns["text_pair"] in frame.columns
             if training:
                 self.uses_pairs = uses_pairs
-        if uses_pairs and self.doc_stride is not None:
-            raise ValueError(windows_of_pairs_message(self.doc_stride, self.text_pair_column))
-        if not uses_pairs and self.text_pair_column in frame.columns:
+        if uses_pairs and self.long_inputs is not None:
+            raise ValueError(windows_of_pairs_message(self.columns["text_pair"]))
+        if not uses_pairs and self.columns["text_pair"] in frame.columns:
             raise ValueError(
-                f"The data has a {self.text_pair_column!r} column, but this classifier reads single "
+                f"The data has a {self.columns['text_pair']!r} column, but this classifier reads single "
                 f"texts. Drop the column, or build a new classifier for text pairs."
             )
-        columns = {"text_column": self.text_column}
-        if uses_pairs:
-            columns["text_pair_column"] = self.text_pair_column
-        return columns
+        roles = ("text", "text_pair") if uses_pairs else ("text",)
+        return {column_argument(role): self.columns[role] for role in roles}
 
     def prepare(self, data, with_labels, training=False):
-        frame = to_dataframe(data, text_column=self.text_column)
+        frame = to_dataframe(data, text_column=self.columns["text"])
         columns = self.text_columns(frame, training)
-        require_columns(frame, {**columns, **({"label_column": self.label_column} if with_labels else {})})
+        label_column = self.columns["label"]
+        require_columns(frame, {**columns, **({column_argument("label"): label_column} if with_labels else {})})
         validate_text_columns(frame, columns, allow_empty=not training)  # an empty text is predicted as "[CLS] [SEP]"
         labels = None
         if with_labels:
             if not self.label_encoder.is_fitted:
-                self.fit_label_encoder(frame[self.label_column])
-            labels = self.label_encoder.encode(frame[self.label_column])
+                self.fit_label_encoder(frame[label_column])
+            labels = self.label_encoder.encode(frame[label_column])
             if self.problem_type == "regression":
                 labels = labels.reshape(-1, 1)
         read = self.read_texts([frame[column].tolist() for column in columns.values()])
-        if self.doc_stride is not None:
+        if self.long_inputs is not None:
             return Prepared(frame=frame, features=read["features"], labels=labels,
                             extras={WINDOW_TEXT: read[WINDOW_TEXT].numpy()})
         special = self.preprocessor.packer.num_special_tokens(len(columns))
@@ -216,19 +221,20 @@ class BertClassifier(Task):
 
     def read_texts(self, texts):
         """Texts (one list, or two for pairs) -> `{"features": ragged token_ids and segment_ids, ...}` with each
-        row's `pieces` before packing cut any, or with `doc_stride` one row per window and its `window_text`; in
+        row's `pieces` before packing cut any, or with `long_inputs` one row per window and its `window_text`; in
         one traced TensorFlow function (the tokenizer's and packer's many small ops cost ~70 ms a call eagerly)."""
-        key = (self.window_length, len(texts), self.doc_stride)
+        key = (self.window_length, len(texts), self.long_inputs)
         if self.reading_function is None or self.reading_function[0] != key:
             self.reading_function = (key, tf.function(self.pack_or_cut, reduce_retracing=True))
         return self.reading_function[1](*[tf.constant(part, tf.string, shape=[len(part)]) for part in texts])
 
     def pack_or_cut(self, *texts):
         segments = [self.tokenizer(part) for part in texts]
-        if self.doc_stride is None:
+        if self.long_inputs is None:
             packed = self.preprocessor.packer(tuple(segments) if len(segments) == 2 else segments[0])
             return {"features": ragged_from_padded(packed), "pieces": sum(part.row_lengths() for part in segments)}
-        windows, window_text, _, _ = cut_windows(segments[0], text_room(self.window_length), self.doc_stride)
+        windows, window_text, _, _ = cut_windows(segments[0], text_room(self.window_length),
+                                                 self.long_inputs.doc_stride)
         return {"features": ragged_from_padded(self.preprocessor.packer(windows)), WINDOW_TEXT: window_text}
 
     def fit_label_encoder(self, label_series):
@@ -247,7 +253,7 @@ class BertClassifier(Task):
             self.set_output_count(self.num_classes)
         if encoder.num_classes != self.num_classes:
             raise ValueError(
-                f"The {self.label_column!r} column has {encoder.num_classes} classes "
+                f"The {self.columns['label']!r} column has {encoder.num_classes} classes "
                 f"({encoder.labels if encoder.labels else 'regression'}), but the classifier was built "
                 f"with num_classes={self.num_classes}. Pass labels=[...] listing every class."
             )
@@ -285,15 +291,16 @@ class BertClassifier(Task):
     # === Training ===
 
     def fit(self, *args, cache_features=None, **kwargs):
-        """`Task.fit`; with `doc_stride`, `batch_size` counts texts and the loss is on each text's pooled logits.
+        """`Task.fit`; with `long_inputs`, `batch_size` counts texts and the loss is on each text's pooled logits.
 
         Examples:
-            >>> BertClassifier.from_preset("all_minilm_l6_v2_en", doc_stride=64).fit(chapters_df, batch_size=4)
+            >>> classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", long_inputs=LongInputs(doc_stride=64))
+            >>> classifier.fit(chapters_df, batch_size=4)
         """
-        if self.doc_stride is not None:
+        if self.long_inputs is not None:
             if cache_features:
-                raise ValueError("cache_features=True caches one vector per text; with doc_stride a text has many "
-                                 "windows. Leave cache_features out, or build the classifier without doc_stride.")
+                raise ValueError("cache_features=True caches one vector per text; with long_inputs a text has "
+                                 "many windows. Leave cache_features out, or build the classifier without long_inputs.")
             cache_features = False
         return super().fit(*args, cache_features=cache_features, **kwargs)
 
@@ -305,12 +312,11 @@ class BertClassifier(Task):
                                    seed=seed, group_by_length=group_by_length, order=order, epochs=epochs)
         return make_text_window_dataset(
             prepared.features, prepared.extras[WINDOW_TEXT], prepared.labels if with_labels else None,
-            batch_size=batch_size, max_length=self.window_length, group_by_length=training and group_by_length,
-            shuffle=training, seed=seed, pad_token_id=self.tokenizer.pad_token_id, order=order,
-            **({} if epochs is None else {"epochs": epochs}))
+            batch_size=batch_size, max_length=self.window_length, pad_token_id=self.tokenizer.pad_token_id,
+            batch_order=training_order(training, seed, group_by_length, order, epochs))
 
     def example_lengths(self, prepared):
-        """Tokens per text (over all its windows, with `doc_stride`)."""
+        """Tokens per text (over all its windows, with `long_inputs`)."""
         if WINDOW_TEXT not in prepared.extras:
             return super().example_lengths(prepared)
         return np.bincount(prepared.extras[WINDOW_TEXT], weights=prepared.features["token_ids"].row_lengths().numpy(),
@@ -324,14 +330,14 @@ class BertClassifier(Task):
             weights = first * (keras.ops.sum(keras.ops.ones_like(first)) / keras.ops.sum(first))
             if sample_weight is not None:
                 weights = weights * keras.ops.cast(sample_weight, weights.dtype)
-            y_pred, sample_weight = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.window_pooling), weights
+            y_pred, sample_weight = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.long_inputs.window_pooling), weights
         return super().compute_loss(x, y, y_pred, sample_weight, training=training)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         """Keras' metrics; on a batch of windows, the weighted metrics (the default ones) read each text's pooled
         logits once."""
         if isinstance(x, dict) and WINDOW_TEXT in x:
-            y_pred = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.window_pooling)
+            y_pred = pooled_on_windows(y_pred, x[WINDOW_TEXT], self.long_inputs.window_pooling)
             sample_weight = first_windows(x[WINDOW_TEXT])
         return super().compute_metrics(x, y, y_pred, sample_weight)
 
@@ -343,10 +349,10 @@ class BertClassifier(Task):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
     def default_metrics(self):
-        return [] if self.doc_stride is not None else self.task_metrics()
+        return [] if self.long_inputs is not None else self.task_metrics()
 
     def default_weighted_metrics(self):
-        return self.task_metrics() if self.doc_stride is not None else None  # weighted: each text counts once
+        return self.task_metrics() if self.long_inputs is not None else None  # weighted: each text counts once
 
     def task_metrics(self):
         if self.problem_type == "regression":
@@ -358,9 +364,9 @@ class BertClassifier(Task):
     # === Decoding and metrics ===
 
     def predict_outputs(self, data, batch_size=None, with_labels=False, verbose="auto"):
-        """`Task.predict_outputs`; with `doc_stride`, every window's logits (windows batched by length), pooled
+        """`Task.predict_outputs`; with `long_inputs`, every window's logits (windows batched by length), pooled
         per text."""
-        if self.doc_stride is None:
+        if self.long_inputs is None:
             return super().predict_outputs(data, batch_size, with_labels, verbose)
         self.check_outputs_known()
         prepared = self.prepare(data, with_labels=with_labels)
@@ -372,7 +378,8 @@ class BertClassifier(Task):
         windows = EagerBatches(prepared.features, order, batch_size or DEFAULT_BATCH_SIZE,
                                max_length=self.window_length, pad_token_id=self.tokenizer.pad_token_id)
         logits = in_input_order(self.outputs_of(windows, verbose), order)
-        return pool_windows(logits, prepared.extras[WINDOW_TEXT], len(prepared.frame), self.window_pooling), prepared
+        pooling = self.long_inputs.window_pooling
+        return pool_windows(logits, prepared.extras[WINDOW_TEXT], len(prepared.frame), pooling), prepared
 
     def decode(self, outputs, prepared):
         index = prepared.frame.index
@@ -455,14 +462,14 @@ class BertClassifier(Task):
         return [tf.TensorSpec([None], tf.string, name=name) for name in names]
 
     def serve(self, *texts):
-        """Texts (and pairs) -> outputs per text; with `doc_stride`, every window of a text, pooled."""
-        if self.doc_stride is None:
+        """Texts (and pairs) -> outputs per text; with `long_inputs`, every window of a text, pooled."""
+        if self.long_inputs is None:
             logits = self(self.preprocessor(texts if len(texts) == 2 else texts[0]), training=False)
         else:
             windows, window_text, _, _ = cut_windows(self.tokenizer(texts[0]), text_room(self.window_length),
-                                                     self.doc_stride)
+                                                     self.long_inputs.doc_stride)
             logits = pool_windows_in_graph(self(self.preprocessor.packer(windows), training=False), window_text,
-                                           self.window_pooling)
+                                           self.long_inputs.window_pooling)
         if self.problem_type == "regression":
             return {"prediction": logits[:, 0]}
         if self.problem_type == "multilabel":
@@ -472,9 +479,9 @@ class BertClassifier(Task):
         return {"probabilities": tf.nn.softmax(logits), "label_id": best, "label": tf.gather(names, best)}
 
 
-def windows_of_pairs_message(doc_stride, text_pair_column="text_pair"):
-    return (f"doc_stride={doc_stride} reads one long text in windows; it does not window text pairs (the data has a "
-            f"{text_pair_column!r} column, or uses_pairs=True). Classify pairs without doc_stride, or join each pair "
+def windows_of_pairs_message(text_pair_column="text_pair"):
+    return (f"long_inputs reads one long text in windows; it does not window text pairs (the data has a "
+            f"{text_pair_column!r} column, or uses_pairs=True). Classify pairs without long_inputs, or join each pair "
             "into one text.")
 
 

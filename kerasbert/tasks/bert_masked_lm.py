@@ -11,6 +11,7 @@ from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import export_links, masked_lm_head_links
+from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.heads import checked_head_outputs
 from kerasbert.tasks.masked_lm_common import (
     build_masked_lm_head,
@@ -44,7 +45,7 @@ class BertMaskedLM(Task):
 
     Args:
         backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
-        text_column: the DataFrame column holding the texts.
+        columns: `{"text": ...}`, the DataFrame column holding the texts (default "text").
         head: a layer replacing the tied `MaskedLMHead`: called on `{"sequence_output",
             "pooled_output", "padding_mask", "mask_positions"}`, it returns `[batch, P, vocabulary]`
             logits. Saved in `.keras` files; it has no HF names, so `save_to_preset` and
@@ -55,9 +56,9 @@ class BertMaskedLM(Task):
         >>> fill.predict(["Mr. Darcy was a [MASK] man."], top_k=3)[["tokens", "scores"]]
     """
 
-    config_names = ("text_column",)
+    default_columns = {"text": "text"}
 
-    def __init__(self, backbone, preprocessor, text_column="text", head=None, **kwargs):
+    def __init__(self, backbone, preprocessor, head=None, **kwargs):
         # === Functional model ===
         inputs = masked_lm_inputs(backbone)
         features = masked_lm_features(backbone, inputs)
@@ -71,7 +72,6 @@ class BertMaskedLM(Task):
                          head=head, **kwargs)
 
         # === Config ===
-        self.text_column = text_column
         self.mlm_head = mlm_head
         # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
         self.top_tokens_function = ModelFunction(self, self.top_tokens, static_argnums=(1,))
@@ -114,12 +114,13 @@ class BertMaskedLM(Task):
                 "BertPretrainer (fit/evaluate on documents), then load its preset here with "
                 "BertMaskedLM.from_preset(folder)."
             )
-        frame = to_dataframe(data, text_column=self.text_column)
+        text = self.columns["text"]
+        frame = to_dataframe(data, text_column=text)
         if frame.empty:
             raise ValueError("No texts were given. Pass texts with [MASK] where a word should be predicted.")
-        require_columns(frame, {"text_column": self.text_column})
-        validate_text_columns(frame, {"text_column": self.text_column})
-        texts = frame[self.text_column].tolist()
+        require_columns(frame, {column_argument("text"): text})
+        validate_text_columns(frame, {column_argument("text"): text})
+        texts = frame[text].tolist()
         features = self.pack_texts(texts)
         positions = self.mask_positions_of(frame.index, texts, features["token_ids"])
         width = max(len(row) for row in positions)
@@ -190,7 +191,7 @@ class BertMaskedLM(Task):
         best_ids, best_scores = outputs
         vocabulary = self.tokenizer.get_vocabulary()
         rows, index = [], []
-        texts = prepared.frame[self.text_column].tolist()
+        texts = prepared.frame[self.columns["text"]].tolist()
         counts = prepared.extras["mask_counts"]
         for row, (label, text, count) in enumerate(zip(prepared.frame.index, texts, counts)):
             for mask_index in range(count):

@@ -17,7 +17,8 @@ from kerasbert.data.validation import (
 )
 from kerasbert.metrics import statistics as metrics
 from kerasbert.metrics.probabilities import softmax
-from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.heads import mixes_layers, task_outputs
 from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 from kerasbert.training.fit_arguments import check_rate
@@ -42,8 +43,8 @@ class BertMultipleChoice(Task):
         backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
         num_choices: endings per example; None accepts any N >= 2 (one N per call).
         dropout: dropout before the dense layer.
-        context_column, question_column, endings_column, label_column: DataFrame column names
-            (`question_column=None`: never read a question).
+        columns: DataFrame column names by role, "context", "question", "endings" and "label" (the
+            defaults); `{"question": None}`: never read a question.
         uses_question: whether the second segment starts with the question; None decides on the
             first `fit` (the question column present means yes).
 
@@ -56,9 +57,10 @@ class BertMultipleChoice(Task):
 
     hf_head = ("classifier", None)  # HF BertForMultipleChoice: `classifier.*` with one output
     config_names = (
-        "num_choices", "dropout", "context_column", "question_column", "endings_column", "label_column",
-        "uses_question", "layer_mix",
+        "num_choices", "dropout", "uses_question",
     )
+    default_columns = {role: role for role in ("context", "question", "endings", "label")}
+    nullable_columns = ("question",)
 
     def __init__(
         self,
@@ -66,13 +68,8 @@ class BertMultipleChoice(Task):
         preprocessor,
         num_choices=None,
         dropout=0.1,
-        context_column="context",
-        question_column="question",
-        endings_column="endings",
-        label_column="label",
         uses_question=None,
         head=None,
-        layer_mix=False,
         **kwargs,
     ):
         check_rate("dropout", dropout)
@@ -87,19 +84,14 @@ class BertMultipleChoice(Task):
         }
         flat_inputs = FlattenChoices(name="flatten_choices")(inputs)  # one row per (example, choice)
         scores, logits_layer, _ = task_outputs(backbone, flat_inputs, head, 1, "pooled_output", (None, 1),
-                                               "BertMultipleChoice", dropout=dropout, layer_mix=layer_mix)
+                                               "BertMultipleChoice", dropout=dropout, layer_mix=mixes_layers(kwargs))
         outputs = UnflattenChoices(name="choice_logits", dtype="float32")(scores, inputs["token_ids"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
         # === Config ===
-        self.layer_mix = layer_mix
         self.num_choices = None if num_choices is None else int(num_choices)
         self.dropout = dropout
-        self.context_column = context_column
-        self.question_column = question_column
-        self.endings_column = endings_column
-        self.label_column = label_column
         self.uses_question = uses_question
         self.logits_layer = logits_layer
 
@@ -107,41 +99,43 @@ class BertMultipleChoice(Task):
 
     def reads_question(self, frame, training):
         """Whether this data's second segments start with its question column."""
-        present = self.question_column is not None and self.question_column in frame.columns
+        question = self.columns["question"]
+        present = question is not None and question in frame.columns
         if self.uses_question is None:
             if training:
                 self.uses_question = present
             return present
         if self.uses_question and not present:
             raise ValueError(
-                f"This model was trained with questions (column {self.question_column!r}), but the "
+                f"This model was trained with questions (column {question!r}), but the "
                 f"data has no such column (columns: {list(frame.columns)}). Add it, or pass "
-                f"question_column='...' naming it."
+                f"columns={{'question': '...'}} naming it."
             )
         if present and not self.uses_question:
             raise ValueError(
-                f"The data has a {self.question_column!r} column, but this model was trained without "
+                f"The data has a {question!r} column, but this model was trained without "
                 f"questions. Drop the column, or build a new model that reads it."
             )
         return self.uses_question
 
     def prepare(self, data, with_labels, training=False):
-        frame = to_dataframe(data, text_column=self.context_column)
-        columns = {"context_column": self.context_column, "endings_column": self.endings_column}
-        require_columns(frame, {**columns, **({"label_column": self.label_column} if with_labels else {})})
-        validate_text_columns(frame, {"context_column": self.context_column})
+        context, question, endings, label = (self.columns[role] for role in ("context", "question", "endings", "label"))
+        frame = to_dataframe(data, text_column=context)
+        required = ("context", "endings", "label") if with_labels else ("context", "endings")
+        require_columns(frame, {column_argument(role): self.columns[role] for role in required})
+        validate_text_columns(frame, {column_argument("context"): context})
         uses_question = self.reads_question(frame, training)
         if uses_question:
-            validate_text_columns(frame, {"question_column": self.question_column}, allow_empty=True)
-        num_choices = validate_endings(frame[self.endings_column], self.endings_column, self.num_choices)
+            validate_text_columns(frame, {column_argument("question"): question}, allow_empty=True)
+        num_choices = validate_endings(frame[endings], endings, self.num_choices)
         labels = None
         if with_labels:
-            labels = validate_choice_labels(frame[self.label_column], self.label_column, num_choices)
-        endings = [ending for row in frame[self.endings_column] for ending in row]
+            labels = validate_choice_labels(frame[label], label, num_choices)
+        endings = [ending for row in frame[endings] for ending in row]
         if uses_question:
-            questions = np.repeat(frame[self.question_column].to_numpy(object), num_choices)
+            questions = np.repeat(frame[question].to_numpy(object), num_choices)
             endings = [f"{question} {ending}" for question, ending in zip(questions, endings)]
-        contexts = np.repeat(frame[self.context_column].to_numpy(object), num_choices).tolist()
+        contexts = np.repeat(frame[context].to_numpy(object), num_choices).tolist()
         features = self.pack_texts(contexts, endings)
         return Prepared(frame=frame, features=features, labels=labels, extras={"num_choices": num_choices})
 
@@ -167,7 +161,7 @@ class BertMultipleChoice(Task):
     def decode(self, outputs, prepared):
         probabilities = softmax(outputs)
         best = probabilities.argmax(-1)
-        endings = prepared.frame[self.endings_column].tolist()
+        endings = prepared.frame[self.columns["endings"]].tolist()
         return pd.DataFrame(
             {
                 "choice": best,

@@ -201,7 +201,7 @@ def kind_of(view):
 
 def view_settings(view):
     """A single-task model's own arguments (labels, columns, ...), without what the multi-task model owns."""
-    owned = ("backbone", "preprocessor", "head", "name", "trainable", "fine_tuning", "layer_mix")
+    owned = ("backbone", "preprocessor", "head", "name", "trainable", "fine_tuning")
     return {key: value for key, value in view.get_config().items() if key not in owned}
 
 
@@ -214,6 +214,7 @@ def task_view(name, spec, backbone, preprocessor):
                          f"{list(TASK_KINDS)}, got {spec!r}.")
     arguments = dict(spec)
     kind, head = arguments.pop("kind"), arguments.pop("head", None)
+    arguments = TASK_KINDS[kind].upgrade_config(arguments)  # a spec saved by an earlier kerasbert
     if isinstance(head, dict):
         head = keras.saving.deserialize_keras_object(head)
     if head is None:

@@ -7,6 +7,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
+from kerasbert.data.batch_order import BatchOrder
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.masking_config import MaskingConfig, masking_from_legacy_options
@@ -47,12 +48,13 @@ class BertPretrainer(Task):
     time an example is drawn (dynamic masking, RoBERTa), or once up front
     (`masking=MaskingConfig(dynamic=False)`, BERT). Batches are shuffled and padded dynamically. The
     loss is the masked-LM cross-entropy averaged over the real masked positions of a batch only
-    (Google BERT's sum(loss * w) / sum(w); HF's -100 labels), plus the NSP cross-entropy. Unless you `compile` yourself, each `fit` uses
-    AdamW at peak learning rate 1e-4 (BERT) with 10% warmup and linear decay. `fit`/Keras
-    `evaluate` report `loss`, `mlm_loss`, `mlm_accuracy` and `mlm_perplexity` (over the weighted
-    positions; perplexity = exp of their mean cross-entropy) and, with a next-sentence task,
-    `nsp_loss` and `nsp_accuracy`. `evaluate(documents)` returns the same as corpus-level numbers
-    on examples and masks drawn with a fixed `seed`, so two evaluations agree.
+    (Google BERT's sum(loss * w) / sum(w); HF's -100 labels), plus the NSP cross-entropy. Unless you
+    `compile` yourself, each `fit` uses AdamW at peak learning rate 1e-4 (BERT) with 10% warmup and
+    linear decay. `fit`/Keras `evaluate` report `loss`, `mlm_loss`, `mlm_accuracy` and
+    `mlm_perplexity` (over the weighted positions; perplexity = exp of their mean cross-entropy)
+    and, with a next-sentence task, `nsp_loss` and `nsp_accuracy`. `evaluate(documents)` returns the
+    same as corpus-level numbers on examples and masks drawn with a fixed `seed`, so two evaluations
+    agree.
 
     Model inputs are the backbone's plus `mask_positions` (int32 `[batch, P]`); outputs a dict:
     `mlm` `[batch, P, vocabulary]` logits and, unless `next_sentence=None`, `nsp` `[batch, 2]`
@@ -68,7 +70,7 @@ class BertPretrainer(Task):
         masking: a `MaskingConfig` (or a dict of its fields): the rates (BERT's: 15% of the tokens, of which
             80% `[MASK]`, 10% random, 10% kept; at most 20 a sequence), the strategy ("token", "whole_word",
             "span") and whether masks are drawn anew each epoch (`dynamic`, the default) or once per `fit`.
-        text_column: the DataFrame column holding the documents.
+        columns: `{"text": ...}`, the DataFrame column holding the documents (default "text").
         head: a layer replacing both heads: called on `{"sequence_output", "pooled_output",
             "padding_mask", "mask_positions"}`, it returns `{"mlm": [batch, P, vocabulary] logits}`
             plus `"nsp": [batch, 2]` logits with a next-sentence task. Saved in `.keras` files; it
@@ -82,6 +84,8 @@ class BertPretrainer(Task):
         >>> pretrainer.save_to_preset("austen_bert")  # then BertClassifier.from_preset("austen_bert", ...)
     """
 
+    default_columns = {"text": "text"}
+
     def __init__(
         self,
         backbone,
@@ -91,7 +95,6 @@ class BertPretrainer(Task):
         short_seq_prob=0.1,
         dupe_factor=1,
         masking=None,
-        text_column="text",
         head=None,
         **kwargs,
     ):
@@ -120,7 +123,6 @@ class BertPretrainer(Task):
         self.short_seq_prob = short_seq_prob
         self.dupe_factor = dupe_factor
         self.masking = masking
-        self.text_column = text_column
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
         # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
@@ -135,13 +137,13 @@ class BertPretrainer(Task):
         """A preset saved by `BertPretrainer.save_to_preset` brings its pre-training options."""
         saved = checkpoint.task_config or {}
         if saved.get("class_name") == keras.saving.get_registered_name(cls):
-            return {**masking_from_legacy_options(saved["config"]), **task_args}
+            return {**cls.upgrade_config(saved["config"]), **task_args}
         return task_args
 
     @classmethod
-    def from_config(cls, config):
-        """`Task.from_config`; files saved with the masking options as separate keys load too."""
-        return super().from_config(masking_from_legacy_options(config))
+    def upgrade_config(cls, config):
+        """Files saved with the masking options as separate keys load too."""
+        return masking_from_legacy_options(super().upgrade_config(config))
 
     def heads_from_checkpoint(self, checkpoint):
         """Load `cls.predictions.*` and `cls.seq_relationship.*` (HF `BertForPreTraining`, Google
@@ -210,7 +212,7 @@ class BertPretrainer(Task):
         examples = pretraining_examples(
             documents, self.tokenizer, max_sequence_length=self.max_sequence_length,
             next_sentence=self.next_sentence, short_seq_prob=self.short_seq_prob,
-            dupe_factor=self.dupe_factor, seed=seed, text_column=self.text_column,
+            dupe_factor=self.dupe_factor, seed=seed, text_column=self.columns["text"],
         )
         if fit_role is not None:
             check_batches_split_evenly(int(examples["token_ids"].nrows()), batch_size, fit_role, model=self)
@@ -218,8 +220,8 @@ class BertPretrainer(Task):
             examples.update(masker(examples["token_ids"]))
         dataset = make_batched_dataset(
             examples, batch_size=batch_size, max_length=self.max_sequence_length,
-            group_by_length=group_by_length, shuffle=shuffle, seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
+            batch_order=BatchOrder(shuffle=shuffle, seed=seed, group_by_length=group_by_length),
         )
         if dynamic:  # mapped sequentially, so the same seed gives the same masks
             dataset = dataset.map(lambda batch: {**batch, **masker(batch["token_ids"])})
@@ -326,7 +328,7 @@ class BertPretrainer(Task):
             "short_seq_prob": self.short_seq_prob,
             "dupe_factor": self.dupe_factor,
             "masking": self.masking.get_config(),
-            "text_column": self.text_column,
+            "columns": dict(self.columns),
         }
 
     def get_config(self):

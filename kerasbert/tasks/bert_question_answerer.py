@@ -13,7 +13,8 @@ from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.families.sequence_length import packed_input_length
 from kerasbert.metrics.squad import evaluate_squad, exact_match, f1
-from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.heads import mixes_layers, task_outputs
 from kerasbert.tasks.pipeline_model import is_raw
 from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import keep_first
@@ -72,8 +73,9 @@ class BertQuestionAnswerer(Task):
         max_question_length: question tokens kept (longer questions are cut).
         allow_no_answer: SQuAD v2.0 decoding; None lets the first `fit` decide (False until then).
         null_score_threshold: v2.0, answer only if null score <= best span score + this.
-        question_column, context_column, answer_texts_column, answer_starts_column: column names.
-        id_column: question ids for error messages, if the data has that column (else the row index).
+        columns: DataFrame column names by role: "question", "context", "answer_texts", "answer_starts" and
+            "id" (question ids for error messages, if the data has that column; else the row index); each
+            defaults to its role's name.
 
     Examples:
         >>> qa = BertQuestionAnswerer.from_preset("all_minilm_l6_v2_en", doc_stride=128)
@@ -86,9 +88,9 @@ class BertQuestionAnswerer(Task):
     default_sequence_length = 384  # windows of HF run_qa's `max_seq_length`
     hf_head = ("qa_outputs", None)  # a fine-tuned HF BertForQuestionAnswering
     config_names = (
-        "doc_stride", "max_question_length", "allow_no_answer", "null_score_threshold", "question_column",
-        "context_column", "answer_texts_column", "answer_starts_column", "id_column", "layer_mix",
+        "doc_stride", "max_question_length", "allow_no_answer", "null_score_threshold",
     )
+    default_columns = {role: role for role in ("question", "context", "answer_texts", "answer_starts", "id")}
 
     def __init__(
         self,
@@ -98,13 +100,7 @@ class BertQuestionAnswerer(Task):
         max_question_length=64,
         allow_no_answer=None,
         null_score_threshold=DEFAULT_NULL_SCORE_THRESHOLD,
-        question_column="question",
-        context_column="context",
-        answer_texts_column="answer_texts",
-        answer_starts_column="answer_starts",
-        id_column="id",
         head=None,
-        layer_mix=False,
         **kwargs,
     ):
         check_window_settings(packed_input_length(backbone, preprocessor),
@@ -113,21 +109,16 @@ class BertQuestionAnswerer(Task):
         # === Functional model ===
         inputs = backbone.input
         outputs, logits_layer, _ = task_outputs(backbone, inputs, head, 2, "sequence_output", (None, None, 2),
-                                                "BertQuestionAnswerer", layer_name="qa_outputs", layer_mix=layer_mix)
+                                                "BertQuestionAnswerer", layer_name="qa_outputs",
+                                                layer_mix=mixes_layers(kwargs))
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
         # === Config ===
-        self.layer_mix = layer_mix
         self.doc_stride = doc_stride
         self.max_question_length = max_question_length
         self.allow_no_answer = allow_no_answer
         self.null_score_threshold = decoding_options(1, 1, null_score_threshold)["null_score_threshold"]
-        self.question_column = question_column
-        self.context_column = context_column
-        self.answer_texts_column = answer_texts_column
-        self.answer_starts_column = answer_starts_column
-        self.id_column = id_column
         self.logits_layer = logits_layer
 
     @property
@@ -138,22 +129,23 @@ class BertQuestionAnswerer(Task):
     # === Data ===
 
     def prepare(self, data, with_labels, training=False):
-        frame = to_question_frame(data, self.question_column, self.context_column)
-        text_columns = {"question_column": self.question_column, "context_column": self.context_column}
-        answer_columns = {"answer_texts_column": self.answer_texts_column,
-                          "answer_starts_column": self.answer_starts_column} if with_labels else {}
+        columns = self.columns
+        frame = to_question_frame(data, columns["question"], columns["context"])
+        text_columns = {column_argument(role): columns[role] for role in ("question", "context")}
+        answer_columns = {column_argument(role): columns[role] for role in ("answer_texts", "answer_starts")}
         if frame.empty:
             raise ValueError("The data has no rows: give at least one question and its context.")
-        require_columns(frame, {**text_columns, **answer_columns})
+        require_columns(frame, {**text_columns, **(answer_columns if with_labels else {})})
         validate_text_columns(frame, text_columns)
-        ids = frame[self.id_column].tolist() if self.id_column in frame.columns else frame.index.tolist()
+        ids = frame[columns["id"]].tolist() if columns["id"] in frame.columns else frame.index.tolist()
         texts = starts = None
         if with_labels:
-            texts, starts = validate_answers(frame, ids, self.context_column, **answer_columns)
+            texts, starts = validate_answers(frame, ids, columns["context"], columns["answer_texts"],
+                                             columns["answer_starts"])
             if training and self.allow_no_answer is None:
                 self.allow_no_answer = any(len(answers) == 0 for answers in texts)
         features = prepare_qa_features(
-            self.tokenizer, frame[self.question_column], frame[self.context_column], starts, texts,
+            self.tokenizer, frame[columns["question"]], frame[columns["context"]], starts, texts,
             question_ids=ids, max_sequence_length=self.window_length, doc_stride=self.doc_stride,
             max_question_length=self.max_question_length,
         )

@@ -28,6 +28,7 @@ from kerasbert.families.albert.block_sharing import block_order
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.sequence_length import longest_input
 from kerasbert.generation.seq2seq_decoding import DecodingFunction, DecodingSteps, beam_search, greedy_search
+from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
 from kerasbert.tasks.task import Task
@@ -106,7 +107,7 @@ class BertSeq2Seq(Task):
         max_target_length: the most target tokens ([SEP] not counted), in training and by default in
             generation.
         mask_probability: the fraction of each target masked in training (UniLM: 0.7).
-        source_column, target_column: the DataFrame columns.
+        columns: the DataFrame columns by role, "source" and "target" (the defaults).
 
     Examples:
         >>> writer = BertSeq2Seq.from_preset("all_minilm_l6_v2_en", max_source_length=64, max_target_length=24)
@@ -116,12 +117,11 @@ class BertSeq2Seq(Task):
         >>> writer.save("questions.keras")   # keras.saving.load_model(...).generate(...) gives the same
     """
 
-    config_names = ("max_source_length", "max_target_length", "mask_probability", "source_column",
-                    "target_column")
+    config_names = ("max_source_length", "max_target_length", "mask_probability")
+    default_columns = {"source": "source", "target": "target"}
 
     def __init__(self, backbone, preprocessor, max_source_length=128, max_target_length=48,
-                 mask_probability=UNILM_MASK_PROBABILITY, source_column="source", target_column="target", head=None,
-                 **kwargs):
+                 mask_probability=UNILM_MASK_PROBABILITY, head=None, **kwargs):
         check_options(backbone, preprocessor, max_source_length, max_target_length, mask_probability, head)
 
         # === Functional model ===
@@ -137,8 +137,6 @@ class BertSeq2Seq(Task):
         self.max_source_length = max_source_length
         self.max_target_length = max_target_length
         self.mask_probability = mask_probability
-        self.source_column = source_column
-        self.target_column = target_column
         self.mlm_head = mlm_head
         # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
         self.prefill_function = DecodingFunction(self, self.prefill)
@@ -159,20 +157,21 @@ class BertSeq2Seq(Task):
     # === Data ===
 
     def prepare(self, data, with_labels, training=False):
-        frame = to_dataframe(data, text_column=self.source_column)
+        source, target = self.columns["source"], self.columns["target"]
+        frame = to_dataframe(data, text_column=source)
         if frame.empty and with_labels:
             raise ValueError("The data has no rows: give at least one source and target.")
-        columns = {"source_column": self.source_column}
+        columns = {column_argument("source"): source}
         if with_labels:
-            columns["target_column"] = self.target_column
+            columns[column_argument("target")] = target
         require_columns(frame, columns)
         validate_text_columns(frame, columns)
         if frame.empty:
             return Prepared(frame=frame, features={})
-        sources = self.tokenizer(frame[self.source_column].tolist())[:, :self.max_source_length]
+        sources = self.tokenizer(frame[source].tolist())[:, :self.max_source_length]
         if not with_labels:
             return Prepared(frame=frame, features=ragged_from_padded(self.preprocessor.packer(sources)))
-        targets = self.tokenizer(frame[self.target_column].tolist())
+        targets = self.tokenizer(frame[target].tolist())
         self.check_target_lengths(frame, targets.row_lengths().numpy())
         features = ragged_from_padded(self.preprocessor.packer((sources, targets)))
         return Prepared(frame=frame, features=features, labels=features["token_ids"])
@@ -182,20 +181,21 @@ class BertSeq2Seq(Task):
         too_long = np.flatnonzero(lengths > self.max_target_length)
         if too_long.size:
             first = too_long[0]
-            text = frame[self.target_column].iloc[first]
+            text = frame[self.columns["target"]].iloc[first]
             raise TargetTooLongError(
-                f"{too_long.size} target(s) in column {self.target_column!r} have more than max_target_length="
+                f"{too_long.size} target(s) in column {self.columns['target']!r} have more than max_target_length="
                 f"{self.max_target_length} tokens; the first, row {frame.index[first]!r}, has {lengths[first]}: "
                 f"{text[:60]!r}. Build the model with max_target_length={int(lengths.max())} (from_preset(..., "
                 f"max_target_length=...)), or drop the long rows before fit."
             )
 
-    def make_dataset(self, prepared, labels=None, seed=0, **options):
+    def make_dataset(self, prepared, labels=None, **options):
         """The batches of `make_batched_dataset`; with labels (the packed ids), as `(inputs, mask_ids,
         mask_weights)` with target tokens masked anew each time a batch is read (`TargetMasker`, seeded
-        with `seed`)."""
+        with the batch order's seed)."""
         options.pop("sample_weight", None)
-        dataset = make_batched_dataset(prepared.features, seed=seed, **options)
+        dataset = make_batched_dataset(prepared.features, **options)
+        seed = options["batch_order"].seed
         if labels is None:
             return dataset
         masker = TargetMasker.from_tokenizer(self.tokenizer, mask_probability=self.mask_probability,
@@ -271,10 +271,11 @@ class BertSeq2Seq(Task):
         check_run_arguments(x, batch_size)
         if not is_raw(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
-        frame = to_dataframe(x, text_column=self.source_column)
+        source = self.columns["source"]
+        frame = to_dataframe(x, text_column=source)
         generated = self.generate_with_scores(frame, max_length, beam_size, length_penalty, batch_size, use_cache,
                                               no_repeat_ngram_size)
-        columns = {self.source_column: frame[self.source_column] if len(frame) else [],
+        columns = {source: frame[source] if len(frame) else [],
                    "generated": [text for text, _ in generated], "score": [score for _, score in generated]}
         return pd.DataFrame(columns, index=frame.index)
 

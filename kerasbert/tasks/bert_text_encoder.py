@@ -12,6 +12,7 @@ from kerasbert.layers.sentence_pooling import POOLING_MODES, SentencePooling
 from kerasbert.presets.loading import preset_folder
 from kerasbert.presets.registry import PRESETS
 from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
+from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.task import Task
 
 
@@ -28,7 +29,7 @@ class BertTextEncoder(Task):
         backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
         pooling: "mean" (average of the real tokens), "cls" (the `[CLS]` vector) or "max".
         normalize: divide each vector by its L2 norm (then a dot product is the cosine similarity).
-        text_column: the DataFrame column of the texts.
+        columns: `{"text": ...}`, the DataFrame column of the texts (default "text").
 
     Examples:
         >>> encoder = BertTextEncoder.from_preset("all_minilm_l6_v2_en")
@@ -36,9 +37,10 @@ class BertTextEncoder(Task):
         >>> encoder.search(["Who eats?"], corpus=["A man is eating food.", "A cat sleeps."], top_k=1)
     """
 
-    config_names = ("pooling", "normalize", "text_column")
+    config_names = ("pooling", "normalize")
+    default_columns = {"text": "text"}
 
-    def __init__(self, backbone, preprocessor, pooling="mean", normalize=False, text_column="text", **kwargs):
+    def __init__(self, backbone, preprocessor, pooling="mean", normalize=False, **kwargs):
         inputs = backbone.input
         features = backbone(inputs)
         outputs = SentencePooling(pooling, normalize=normalize, name="sentence_pooling")(
@@ -46,7 +48,6 @@ class BertTextEncoder(Task):
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor, **kwargs)
         self.pooling = pooling
         self.normalize = normalize
-        self.text_column = text_column
 
     @classmethod
     def from_preset(cls, preset, pooling=None, normalize=None, sequence_length=None, load_weights=True, **kwargs):
@@ -73,10 +74,11 @@ class BertTextEncoder(Task):
             raise ValueError("BertTextEncoder computes embeddings and learns no labels: use encode() or predict(). "
                              "To fine-tune on labelled pairs, train a BertClassifier (regression on text pairs) "
                              "and encode with its backbone.")
-        frame = to_dataframe(data, text_column=self.text_column)
-        require_columns(frame, {"text_column": self.text_column})
-        validate_text_columns(frame, {"text_column": self.text_column}, allow_empty=True)
-        return Prepared(frame=frame, features=self.pack_texts(frame[self.text_column].tolist()))
+        text = self.columns["text"]
+        frame = to_dataframe(data, text_column=text)
+        require_columns(frame, {column_argument("text"): text})
+        validate_text_columns(frame, {column_argument("text"): text}, allow_empty=True)
+        return Prepared(frame=frame, features=self.pack_texts(frame[text].tolist()))
 
     # === Inference ===
 

@@ -10,7 +10,6 @@ import tensorflow as tf
 from kerasbert.arguments import check_count
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.text_windows import (
-    check_doc_stride,
     cut_windows,
     max_context,
     text_room,
@@ -23,7 +22,9 @@ from kerasbert.data.validation import to_dataframe, validate_text_columns, valid
 from kerasbert.families.sequence_length import longest_input, packed_input_length
 from kerasbert.metrics.entities import entity_scores, entity_spans
 from kerasbert.metrics.probabilities import softmax
-from kerasbert.tasks.heads import task_outputs
+from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.heads import mixes_layers, task_outputs
+from kerasbert.tasks.long_inputs import LongInputs, long_inputs_from_legacy
 from kerasbert.tasks.task import Task
 from kerasbert.training.fit_arguments import check_rate
 
@@ -41,9 +42,9 @@ class BertTokenClassifier(Task):
     whitespace, punctuation and CJK characters). A word's tag is predicted on its first WordPiece;
     the loss (cross-entropy, averaged over words) leaves out the other pieces, `[CLS]`, `[SEP]`
     and padding. Words past `sequence_length` pieces are cut off, with a warning, and tagged "O",
-    unless `doc_stride` is given: then a longer sentence or document is read in overlapping windows of
-    `sequence_length` tokens whose neighbours share `doc_stride` pieces, and each word takes its tag from the
-    window where its first piece has the most context (HF's max-context rule for QA: the most pieces on its
+    unless `long_inputs` is given: then a longer sentence or document is read in overlapping windows of
+    `sequence_length` tokens whose neighbours share `long_inputs.doc_stride` pieces, and each word takes its tag
+    from the window where its first piece has the most context (HF's max-context rule for QA: the most pieces on its
     shorter side); training counts each word once, in that window.
 
     `predict` returns a DataFrame with `words`, `tags` (one per word) and `entities`: a list of
@@ -62,10 +63,11 @@ class BertTokenClassifier(Task):
         labels: tag names in output order; None learns them on the first `fit` (sorted, with "O"
             added to BIO tags that lack it).
         dropout: dropout before the dense layer.
-        tokens_column, tags_column, text_column: DataFrame column names (words are read from
-            `tokens_column` when the data has it, else text from `text_column`).
-        doc_stride: None cuts at `sequence_length`; an int (less than `sequence_length - 2`) tags every word of
-            a long text through overlapping windows (also in `export`).
+        columns: DataFrame column names by role, "tokens", "tags" and "text" (the defaults), e.g.
+            `{"tags": "ner_tags"}`; words are read from the tokens column when the data has it, else text
+            from the text column.
+        long_inputs: None cuts at `sequence_length`; a `LongInputs(doc_stride)` tags every word of a long text
+            through overlapping windows (also in `export`).
 
     Examples:
         >>> ner = BertTokenClassifier.from_preset("all_minilm_l6_v2_en", num_tags=9)
@@ -78,8 +80,9 @@ class BertTokenClassifier(Task):
     hf_head = ("classifier", "BertForTokenClassification")  # a fine-tuned HF model's head
     hf_labels_argument = "num_tags"
     config_names = (
-        "num_tags", "labels", "dropout", "tokens_column", "tags_column", "text_column", "layer_mix", "doc_stride",
+        "num_tags", "labels", "dropout", "long_inputs",
     )
+    default_columns = {"tokens": "tokens", "tags": "tags", "text": "text"}
 
     def __init__(
         self,
@@ -88,16 +91,17 @@ class BertTokenClassifier(Task):
         num_tags=None,
         labels=None,
         dropout=0.1,
-        tokens_column="tokens",
-        tags_column="tags",
-        text_column="text",
         head=None,
-        layer_mix=False,
-        doc_stride=None,
+        long_inputs=None,
         **kwargs,
     ):
         check_rate("dropout", dropout)
-        check_doc_stride(doc_stride, packed_input_length(backbone, preprocessor))
+        long_inputs = LongInputs.coerce(long_inputs)
+        if long_inputs is not None:
+            long_inputs.check_fits(packed_input_length(backbone, preprocessor))
+            if long_inputs.window_pooling is not None:
+                raise ValueError("A token classifier tags each word from the window where it has the most context; "
+                                 "it pools nothing. Leave window_pooling out of its LongInputs.")
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels, has_head=head is not None)
 
@@ -105,20 +109,21 @@ class BertTokenClassifier(Task):
         inputs = backbone.input
         outputs, logits_layer, _ = task_outputs(backbone, inputs, head, num_tags, "sequence_output",
                                                 (None, None, num_tags), "BertTokenClassifier", dropout=dropout,
-                                                layer_mix=layer_mix)
+                                                layer_mix=mixes_layers(kwargs))
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 
         # === Config ===
-        self.layer_mix = layer_mix
         self.num_tags = num_tags
         self.labels = labels
         self.dropout = dropout
-        self.tokens_column = tokens_column
-        self.tags_column = tags_column
-        self.text_column = text_column
         self.logits_layer = logits_layer
-        self.doc_stride = None if doc_stride is None else int(doc_stride)
+        self.long_inputs = long_inputs
+
+    @classmethod
+    def upgrade_config(cls, config):
+        """Files saved with a `doc_stride` key load too."""
+        return long_inputs_from_legacy(super().upgrade_config(config))
 
     @property
     def packed_length(self):
@@ -138,33 +143,35 @@ class BertTokenClassifier(Task):
     # === Data ===
 
     def as_frame(self, data):
-        """A DataFrame copy of `data`; a list (or Series) of word lists becomes `tokens_column`."""
+        """A DataFrame copy of `data`; a list (or Series) of word lists becomes the tokens column."""
         if isinstance(data, (list, tuple, pd.Series)) and len(data) and \
                 isinstance(next(iter(data)), (list, tuple, np.ndarray)):
             index = data.index if isinstance(data, pd.Series) else None
-            return pd.DataFrame({self.tokens_column: list(data)}, index=index)
-        return to_dataframe(data, text_column=self.text_column)
+            return pd.DataFrame({self.columns["tokens"]: list(data)}, index=index)
+        return to_dataframe(data, text_column=self.columns["text"])
 
     def prepare(self, data, with_labels, training=False):
         frame = self.as_frame(data)
-        if with_labels or self.tokens_column in frame.columns:
-            validate_token_columns(frame, self.tokens_column, self.tags_column if with_labels else None)
-            words = [list(row) for row in frame[self.tokens_column]]
+        tokens, tags, text = (self.columns[role] for role in ("tokens", "tags", "text"))
+        if with_labels or tokens in frame.columns:
+            validate_token_columns(frame, tokens, tags if with_labels else None,
+                                   (column_argument("tokens"), column_argument("tags")))
+            words = [list(row) for row in frame[tokens]]
             texts, word_starts = [" ".join(row) for row in words], None
         else:
             self.require_text_column(frame)
-            validate_text_columns(frame, {"text_column": self.text_column}, allow_empty=not training)
-            texts = frame[self.text_column].tolist()
+            validate_text_columns(frame, {column_argument("text"): text}, allow_empty=not training)
+            texts = frame[text].tolist()
             words, word_starts = split_words(self.tokenizer, texts)
         if training and self.labels is None:
-            self.learn_labels(frame[self.tags_column])
+            self.learn_labels(frame[tags])
         self.require_labels()
-        tag_ids = self.encode_tags(frame[self.tags_column]) if with_labels else None
+        tag_ids = self.encode_tags(frame[tags]) if with_labels else None
         extras = {"words": words, "texts": texts, "word_starts": word_starts}
-        if self.doc_stride is not None:
+        if self.long_inputs is not None:
             whole = encode_words(self.tokenizer, words, tag_ids, sequence_length=UNCUT, ignore_label=0)
-            windows = window_words(whole, text_room(self.packed_length), self.doc_stride, self.tokenizer.cls_token_id,
-                                   self.tokenizer.sep_token_id, ignore_label=0)
+            windows = window_words(whole, text_room(self.packed_length), self.long_inputs.doc_stride,
+                                   self.tokenizer.cls_token_id, self.tokenizer.sep_token_id, ignore_label=0)
             return Prepared(frame=frame, features=windows.inputs, labels=windows.labels,
                             sample_weight=windows.label_mask,
                             extras={**extras, "windows": windows, "num_words": whole.num_words})
@@ -177,12 +184,12 @@ class BertTokenClassifier(Task):
                         extras={**extras, "word_ids": features.word_ids, "num_words": features.num_words})
 
     def require_text_column(self, frame):
-        """Data without `tokens_column` must have `text_column`."""
-        if self.text_column not in frame.columns:
+        """Data without the tokens column must have the text column."""
+        if self.columns["text"] not in frame.columns:
             raise ValueError(
-                f"Neither {self.tokens_column!r} (lists of words) nor {self.text_column!r} (strings) "
-                f"is a column; the data has columns {list(frame.columns)}. Pass tokens_column=... or "
-                f"text_column=... naming yours."
+                f"Neither {self.columns['tokens']!r} (lists of words) nor {self.columns['text']!r} (strings) "
+                f"is a column; the data has columns {list(frame.columns)}. Pass columns={{'tokens': ...}} or "
+                f"columns={{'text': ...}} naming yours."
             )
 
     def require_labels(self):
@@ -203,7 +210,7 @@ class BertTokenClassifier(Task):
             self.set_output_count(self.num_tags)
         if len(labels) != self.num_tags:
             raise ValueError(
-                f"The {self.tags_column!r} column has {len(labels)} tags ({labels}), but the model was "
+                f"The {self.columns['tags']!r} column has {len(labels)} tags ({labels}), but the model was "
                 f"built with num_tags={self.num_tags}. Pass labels=[...] listing every tag."
             )
         self.labels = labels
@@ -215,7 +222,7 @@ class BertTokenClassifier(Task):
             for tag in row_tags:
                 if plain(tag) not in tag_to_id:
                     raise ValueError(
-                        f"Row {row!r} of column {self.tags_column!r} has the tag {plain(tag)!r}, which "
+                        f"Row {row!r} of column {self.columns['tags']!r} has the tag {plain(tag)!r}, which "
                         f"this model does not know; its tags are {self.labels}. Map it to one of "
                         f"them, or train a new model with labels=[...] listing every tag."
                     )
@@ -272,7 +279,7 @@ class BertTokenClassifier(Task):
 
     def score(self, outputs, prepared):
         decoded = self.decode(outputs, prepared)
-        gold = [[plain(tag) for tag in row] for row in prepared.frame[self.tags_column]]
+        gold = [[plain(tag) for tag in row] for row in prepared.frame[self.columns["tags"]]]
         predicted = decoded["tags"].tolist()
         results = {"loss": masked_cross_entropy(outputs, prepared.labels, prepared.sample_weight)}
         if self.uses_entities:
@@ -294,11 +301,11 @@ class BertTokenClassifier(Task):
     def serve(self, texts):
         """Texts -> per WordPiece (padded): `tag_ids` (-1 on padding), `tags`, the character offsets
         `starts`/`ends` (-1 on padding) and `word_starts` (True on a word's first piece, which
-        carries the word's tag). Pieces past `sequence_length` are left out; with `doc_stride` none are, each
+        carries the word's tag). Pieces past `sequence_length` are left out; with `long_inputs` none are, each
         piece tagged in the window where it has the most context."""
         ids, starts, ends = self.tokenizer.tokenize_with_offsets(texts)
         room = text_room(self.packed_length)
-        if self.doc_stride is None:
+        if self.long_inputs is None:
             ids, starts, ends = ids[:, :room], starts[:, :room], ends[:, :room]
             logits = self(self.preprocessor.packer(ids), training=False)
             piece_logits = tf.RaggedTensor.from_tensor(logits[:, 1:], lengths=ids.row_lengths())  # [CLS] left out
@@ -320,7 +327,7 @@ class BertTokenClassifier(Task):
 
     def piece_logits_over_windows(self, ids, room):
         """Ragged `[texts, (pieces), tags]` logits of every piece, from the window where it has the most context."""
-        windows, text, start, length = cut_windows(ids, room, self.doc_stride)
+        windows, text, start, length = cut_windows(ids, room, self.long_inputs.doc_stride)
         logits = self(self.preprocessor.packer(windows), training=False)
         window_logits = tf.RaggedTensor.from_tensor(logits[:, 1:], lengths=length)  # [CLS] left out
         lengths = ids.row_lengths()
@@ -381,7 +388,8 @@ def warn_truncated(truncated_words, index, packed_length, max_length):
         f"{int(truncated_words.sum())} words in {len(rows)} sentences (first at row "
         f"{plain(index[rows[0]])!r}) do not fit in sequence_length={packed_length} WordPiece tokens and "
         f"were cut off: they are not trained on and are tagged 'O'. Raise sequence_length "
-        f"(from_preset(..., sequence_length=N), up to {max_length}) or split long sentences.",
+        f"(from_preset(..., sequence_length=N), up to {max_length}), read long texts in windows "
+        f"(long_inputs=LongInputs(doc_stride=N)) or split long sentences.",
         stacklevel=5,  # the caller of predict or evaluate
     )
 

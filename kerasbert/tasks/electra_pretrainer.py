@@ -76,7 +76,7 @@ class ElectraPretrainer(BertPretrainer):
             `intermediate_dim`, and optionally `activation`, `dropout`, `attention_dropout`,
             `layer_norm_epsilon`, `initializer_range`); None: `generator_config_for(backbone)`.
         rtd_weight: the discriminator loss's weight (ELECTRA's lambda, 50).
-        max_sequence_length, short_seq_prob, dupe_factor, text_column: as in `BertPretrainer`.
+        max_sequence_length, short_seq_prob, dupe_factor, columns: as in `BertPretrainer`.
         masking: a `MaskingConfig`, as in `BertPretrainer`; default ELECTRA's (85% `[MASK]`, no random tokens).
 
     Examples:
@@ -96,7 +96,6 @@ class ElectraPretrainer(BertPretrainer):
         short_seq_prob=0.1,
         dupe_factor=1,
         masking=None,
-        text_column="text",
         **kwargs,
     ):
         check_electra_options(backbone, generator_config, rtd_weight, kwargs.get("head"))
@@ -131,7 +130,6 @@ class ElectraPretrainer(BertPretrainer):
         self.short_seq_prob = short_seq_prob
         self.dupe_factor = dupe_factor
         self.masking = masking
-        self.text_column = text_column
         self.generator = generator
         self.rtd_head = rtd_head
         self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")

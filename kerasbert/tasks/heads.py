@@ -8,6 +8,7 @@ Examples:
 
 import keras
 
+from kerasbert.fine_tuning.modes import FineTuningConfig
 from kerasbert.layers.deferred_dense import DeferredDense
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.scalar_mix import ScalarMix
@@ -56,6 +57,11 @@ class TaskOutputs(tuple):
 
     def __new__(cls, outputs, logits_layer, head_inputs):
         return super().__new__(cls, (outputs, logits_layer, head_inputs))
+
+
+def mixes_layers(task_kwargs):
+    """Whether a task constructor's keyword arguments ask for a layer mix (`fine_tuning`'s `layer_mix`)."""
+    return FineTuningConfig.coerce(task_kwargs.get("fine_tuning")).layer_mix
 
 
 def layers_to_mix(features, output_name):

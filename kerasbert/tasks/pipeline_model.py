@@ -20,6 +20,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
+from kerasbert.data.batch_order import BatchOrder
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.output_rows import concatenate_padded, empty_like_output, in_input_order, ragged_from_padded
 from kerasbert.deployment.model_function import ModelFunction
@@ -144,12 +145,8 @@ class PipelineModel(keras.Model):
             sample_weight=prepared.sample_weight if with_labels else None,
             batch_size=batch_size,
             max_length=self.sequence_length or self.backbone.max_sequence_length,
-            group_by_length=training and group_by_length,
-            shuffle=training,
-            seed=seed,
             pad_token_id=self.tokenizer.pad_token_id,
-            order=order,
-            **({} if epochs is None else {"epochs": epochs}),
+            batch_order=training_order(training, seed, group_by_length, order, epochs),
         )
 
     def make_dataset(self, prepared, **options):
@@ -393,3 +390,10 @@ class PipelineModel(keras.Model):
         if not return_errors:
             results.pop("errors", None)
         return results
+
+
+def training_order(training, seed, group_by_length, order, epochs):
+    """The `BatchOrder` of `PipelineModel.batches`: training batches shuffled with `seed` (and grouped by length
+    unless `group_by_length=False`); others in `order`, else the input order."""
+    return BatchOrder(shuffle=training, seed=seed, group_by_length=training and group_by_length, order=order,
+                      epochs=epochs)

@@ -3,7 +3,8 @@
 A task model is a plain functional `keras.Model` (backbone -> head) that also owns its preprocessor; the raw-data
 `fit`/`evaluate`/`predict` it inherits live in `PipelineModel`. A subclass builds its graph in `__init__` (the
 default head: `kerasbert.tasks.heads.task_outputs`), names the constructor arguments `get_config` saves in
-`config_names`, and overrides these hooks:
+`config_names` and the DataFrame columns it reads in `default_columns` (`columns=` renames them; `model.columns`),
+and overrides these hooks:
 
 - `prepare(data, with_labels, training=False)` -> `Prepared`: validate and tokenise raw data (may learn labels
   when `training`). Required.
@@ -15,6 +16,7 @@ default head: `kerasbert.tasks.heads.task_outputs`), names the constructor argum
 - `make_dataset(prepared, **options)` and `example_lengths(prepared)`: a task that batches its own way. Optional.
 - `heads_from_checkpoint(checkpoint)`: load the head of a fine-tuned checkpoint. Optional (`hf_head` for a Dense).
 - `balanced_class_weight(prepared)` / `class_weight_by_index(class_weight)`: `fit(class_weight=...)`. Optional.
+- `upgrade_config(config)` -> the config with keys an earlier kerasbert saved renamed to today's. Optional.
 
 Examples:
     >>> class MyTask(Task):
@@ -25,6 +27,7 @@ Examples:
     ...                          preprocessor=preprocessor, head_inputs=head_inputs, **kwargs)
 """
 
+import dataclasses
 import os
 
 import keras
@@ -38,14 +41,23 @@ from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
 from kerasbert.families.sequence_length import check_sequence_length_fits, longest_input
-from kerasbert.fine_tuning.frozen_features import FROZEN_FEATURES, FrozenFeatureState, call_on_frozen_features
+from kerasbert.fine_tuning.frozen_features import (
+    FROZEN_FEATURES,
+    FrozenFeatureState,
+    call_on_frozen_features,
+)
 from kerasbert.fine_tuning.modes import (
     PEFT_FIELDS,
     FineTuningConfig,
     apply_fine_tuning,
 )
-from kerasbert.fine_tuning.task_weights import load_task_weights, save_task_weights, task_from_weights
+from kerasbert.fine_tuning.task_weights import (
+    load_task_weights,
+    save_task_weights,
+    task_from_weights,
+)
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tasks.columns import columns_from_legacy, resolve_columns
 from kerasbert.tasks.pipeline_model import PipelineModel
 
 
@@ -58,11 +70,21 @@ class Task(PipelineModel):
     `keras.saving.register_keras_serializable`).
     """
 
-    def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", head_inputs=None, **kwargs):
+    # The DataFrame columns the task reads, by role, with their default names; roles that may be None (never read).
+    default_columns = {}
+    nullable_columns = ()
+
+    def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", head_inputs=None, columns=None,
+                 **kwargs):
         check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
         check_tokenizer_fits(backbone, getattr(preprocessor, "tokenizer", None))
-        fine_tuning = FineTuningConfig.coerce(fine_tuning).mode  # the sizes are the backbone's
+        check_no_peft_arguments(kwargs, fine_tuning)
+        fine_tuning = FineTuningConfig.coerce(fine_tuning)  # its sizes are the backbone's
+        columns = resolve_columns(self.default_columns, columns, type(self).__name__, self.nullable_columns)
         super().__init__(*args, **kwargs)
+        self.columns = columns
+        self.layer_mix = fine_tuning.layer_mix
+        fine_tuning = fine_tuning.mode
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.head = head
@@ -95,7 +117,7 @@ class Task(PipelineModel):
         HF checkpoint's own task head is used when it matches (see `heads_from_checkpoint`).
         `fine_tuning`: "full" (default), "frozen", "adapters" or "lora", or a `FineTuningConfig` with the
         mode's sizes (adapter width 64; LoRA rank 8, alpha 16, on query and value by default): see
-        `kerasbert.fine_tuning.modes`; `layer_mix=True` (a task argument) feeds the head a learned
+        `kerasbert.fine_tuning.modes`; `FineTuningConfig(mode, layer_mix=True)` feeds the head a learned
         mix of every layer.
 
         Examples:
@@ -105,21 +127,19 @@ class Task(PipelineModel):
         """
         if sequence_length is not None:
             check_count("sequence_length", sequence_length, minimum=3)
+        check_no_peft_arguments(task_args, fine_tuning)
         fine_tuning = FineTuningConfig.coerce(fine_tuning)
-        check_no_peft_arguments(task_args)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
         overrides = {**fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
                      **(backbone_overrides or {})}
-        if task_args.get("layer_mix"):
-            overrides["output_hidden_states"] = True
         backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint, **overrides)
         if sequence_length is None:
             sequence_length = min(cls.default_sequence_length or longest_input(backbone), longest_input(backbone))
         check_sequence_length_fits(sequence_length, backbone)
         preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)
         task_args = cls.task_args_from_checkpoint(checkpoint, task_args)
-        task = cls(backbone=backbone, preprocessor=preprocessor, fine_tuning=fine_tuning.mode, **task_args)
+        task = cls(backbone=backbone, preprocessor=preprocessor, fine_tuning=fine_tuning, **task_args)
         task.heads_from_checkpoint(checkpoint)
         return task
 
@@ -271,14 +291,25 @@ class Task(PipelineModel):
             "backbone": keras.saving.serialize_keras_object(self.backbone),
             "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
             "head": None if self.head is None else keras.saving.serialize_keras_object(self.head),
-            "fine_tuning": self.fine_tuning,
+            "fine_tuning": FineTuningConfig(self.fine_tuning, layer_mix=self.layer_mix).saved(),
+            **({"columns": dict(self.columns)} if self.default_columns else {}),
             **({"quantization": self.quantization} if self.quantization else {}),
-            **{name: getattr(self, name) for name in self.config_names},
+            **{name: plain_option(getattr(self, name)) for name in self.config_names},
         }
 
     @classmethod
+    def upgrade_config(cls, config):
+        """`config` with the keys an earlier kerasbert saved turned into today's (`text_column` -> `columns`,
+        `layer_mix` -> `fine_tuning`); a task whose options moved adds its own renames."""
+        if "layer_mix" in config:
+            config = dict(config)
+            mode = FineTuningConfig.coerce(config.get("fine_tuning")).mode
+            config["fine_tuning"] = FineTuningConfig(mode, layer_mix=config.pop("layer_mix")).saved()
+        return columns_from_legacy(config, cls.default_columns)
+
+    @classmethod
     def from_config(cls, config):
-        config = dict(config)
+        config = cls.upgrade_config(dict(config))
         quantization = config.pop("quantization", None)
         for key in ("backbone", "preprocessor", "head"):
             if isinstance(config.get(key), dict):
@@ -289,11 +320,18 @@ class Task(PipelineModel):
         return task
 
 
-def check_no_peft_arguments(task_args):
-    """A TypeError for the adapter / LoRA sizes given as separate arguments (they belong to the config)."""
-    given = [name for name in PEFT_FIELDS if name in task_args]
+def plain_option(value):
+    """An option object (`LongInputs`, `MaskingConfig`, ...) as the dict of its fields; other values as they are."""
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+
+
+def check_no_peft_arguments(task_args, fine_tuning):
+    """A TypeError for the adapter / LoRA sizes or `layer_mix` given as separate arguments (they belong to the
+    fine-tuning config)."""
+    given = [name for name in (*PEFT_FIELDS, "layer_mix") if name in task_args]
     if given:
         example = ", ".join(f"{name}={task_args[name]!r}" for name in given)
-        mode = "adapters" if given == ["adapter_size"] else "lora"
+        modes = {"adapter_size": "adapters", "layer_mix": FineTuningConfig.coerce(fine_tuning).mode}
+        mode = modes.get(given[0], "lora")
         raise TypeError(f"{', '.join(given)} belong to the fine-tuning config: pass "
                         f"fine_tuning=FineTuningConfig({mode!r}, {example}).")

@@ -1,4 +1,4 @@
-"""A long text's logits from its windows' logits (`BertClassifier(doc_stride=..., window_pooling=...)`).
+"""A long text's logits from its windows' logits (`BertClassifier(long_inputs=LongInputs(...))`).
 
 "mean" averages the logits of a text's windows, "max" takes each logit's largest value over them. The model
 stays one window -> logits: `pool_windows` pools its outputs at `predict`, `pooled_on_windows` inside the

@@ -95,7 +95,7 @@ def test_convert_and_export(tiny_preset, tiny_classifier_file, tmp_path):
     (["fit", "uci_sentiment:dev"], "Dataset 'uci_sentiment' has no split 'dev'. Splits: train, test"),
     (["fit", "uci_sentiment", "--preset", "no_such_preset"], "Unknown preset 'no_such_preset'"),
     (["fit", "uci_sentiment", "--task", "translation"], "Invalid value for '--task'"),
-    (["fit", "uci_sentiment", "--task-arg", "text_column=review"], "Column 'review' not found"),
+    (["fit", "uci_sentiment", "--task-arg", 'columns={"text": "review"}'], "Column 'review' not found"),
     (["fit", "uci_sentiment", "--batch-size", "0"], "Invalid value for '--batch-size': 0 is not in the range x>=1"),
     (["fit", "jane_austen"], "Cannot tell the task from the columns book, chapter, is_heading, text"),
     (["predict", "no_such_model.keras", "-"], "no_such_model.keras: no such file"),

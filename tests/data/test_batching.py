@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from kerasbert.data.batch_order import GROUP_WINDOW_BATCHES, BatchOrder
 from kerasbert.data.batching import (
-    GROUP_WINDOW_BATCHES,
     length_buckets,
     make_batched_dataset,
     padding_statistics,
@@ -54,7 +54,7 @@ def test_every_batch_shape_is_a_bucket_and_masks_match_lengths(
     lengths = np.array([len(ids) for ids in token_ids])
     ids = np.arange(len(token_ids))
     dataset = make_batched_dataset(
-        features, labels=ids, batch_size=32, max_length=100, group_by_length=group_by_length
+        features, labels=ids, batch_size=32, max_length=100, batch_order=BatchOrder(group_by_length=group_by_length)
     )
     for x, batch_ids in epoch(dataset):
         padded_length = x["token_ids"].shape[1]
@@ -88,7 +88,7 @@ def test_prediction_dataset_yields_features_only_in_order(features, token_ids):
 def test_shuffled_epochs_lose_and_duplicate_nothing(features, token_ids, group_by_length):
     ids = np.arange(len(token_ids))
     dataset = make_batched_dataset(
-        features, labels=ids, shuffle=True, seed=7, group_by_length=group_by_length
+        features, labels=ids, batch_order=BatchOrder(shuffle=True, seed=7, group_by_length=group_by_length)
     )
     for _ in range(2):
         seen = np.concatenate([y for _, y in epoch(dataset)])
@@ -100,7 +100,7 @@ def test_same_seed_same_epochs_and_each_epoch_reshuffled(features, token_ids):
 
     def two_epochs(seed):
         dataset = make_batched_dataset(
-            features, labels=ids, shuffle=True, seed=seed, group_by_length=True
+            features, labels=ids, batch_order=BatchOrder(shuffle=True, seed=seed, group_by_length=True)
         )
         return [np.concatenate([y for _, y in epoch(dataset)]) for _ in range(2)]
 
@@ -115,7 +115,7 @@ def test_same_seed_same_epochs_and_each_epoch_reshuffled(features, token_ids):
 def test_drop_remainder_gives_only_full_batches(features):
     for group_by_length in (False, True):
         dataset = make_batched_dataset(
-            features, batch_size=64, drop_remainder=True, group_by_length=group_by_length
+            features, batch_size=64, drop_remainder=True, batch_order=BatchOrder(group_by_length=group_by_length)
         )
         assert {batch["token_ids"].shape[0] for batch in epoch(dataset)} == {64}
 
@@ -158,7 +158,7 @@ def test_padding_statistics_count_real_and_padded_tokens(features, token_ids):
     assert stats.total_tokens == expected_total
     assert stats.padding_tokens == expected_total - lengths.sum()
     grouped = padding_statistics(
-        make_batched_dataset(features, batch_size=32, group_by_length=True)
+        make_batched_dataset(features, batch_size=32, batch_order=BatchOrder(group_by_length=True))
     )
     assert grouped.real_tokens == lengths.sum()
     assert grouped.padding_fraction < stats.padding_fraction
@@ -189,9 +189,7 @@ def test_batches_train_a_keras_model_with_the_backbone_inputs(features, token_id
         labels=labels,
         batch_size=64,
         max_length=128,
-        group_by_length=True,
-        shuffle=True,
-        seed=0,
+        batch_order=BatchOrder(shuffle=True, seed=0, group_by_length=True),
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -262,9 +260,7 @@ def test_grouped_dataset_knows_its_batch_count(features, drop_remainder):
     dataset = make_batched_dataset(
         features,
         batch_size=32,
-        group_by_length=True,
-        shuffle=True,
-        seed=1,
+        batch_order=BatchOrder(shuffle=True, seed=1, group_by_length=True),
         drop_remainder=drop_remainder,
     )
     assert int(dataset.cardinality()) == len(epoch(dataset)) == len(epoch(dataset))
@@ -274,7 +270,8 @@ def test_grouping_sorts_windows_of_batches_by_length_and_keeps_the_batch_count(f
     lengths = np.array([len(ids) for ids in token_ids])
     ids = np.arange(len(token_ids))
     window = 32 * GROUP_WINDOW_BATCHES
-    batches = epoch(make_batched_dataset(features, labels=ids, batch_size=32, group_by_length=True))
+    batches = epoch(make_batched_dataset(features, labels=ids, batch_size=32,
+                                         batch_order=BatchOrder(group_by_length=True)))
     assert len(batches) == 32                       # as without grouping: ceil(1000 / 32)
     order = np.concatenate([y for _, y in batches])
     for start in range(0, len(ids), window):       # each window: its own examples, shortest first
@@ -286,8 +283,9 @@ def test_grouping_sorts_windows_of_batches_by_length_and_keeps_the_batch_count(f
 def test_shuffled_grouping_halves_the_padding_yet_mixes_the_epoch(features, token_ids):
     lengths = np.array([len(ids) for ids in token_ids])
     ids = np.arange(len(token_ids))
-    ungrouped = make_batched_dataset(features, labels=ids, shuffle=True, seed=0, group_by_length=False)
-    grouped = make_batched_dataset(features, labels=ids, shuffle=True, seed=0, group_by_length=True)
+    ungrouped = make_batched_dataset(features, labels=ids, batch_order=BatchOrder(shuffle=True, seed=0))
+    grouped = make_batched_dataset(features, labels=ids, batch_order=BatchOrder(shuffle=True, seed=0,
+                                                                                group_by_length=True))
     assert padding_statistics(grouped).total_tokens < 0.6 * padding_statistics(ungrouped).total_tokens
     batches = [y for _, y in epoch(grouped)]
     assert len(batches) == int(grouped.cardinality()) == 32
@@ -302,12 +300,12 @@ def test_a_given_order_is_the_batching_order(features, token_ids):
     lengths = np.array([len(ids) for ids in token_ids])
     ids = np.arange(len(token_ids))
     order = np.argsort(lengths, kind="stable")
-    batches = epoch(make_batched_dataset(features, labels=ids, batch_size=32, order=order))
+    batches = epoch(make_batched_dataset(features, labels=ids, batch_size=32, batch_order=BatchOrder(order=order)))
     np.testing.assert_array_equal(np.concatenate([y for _, y in batches]), order)
-    by_length = padding_statistics(make_batched_dataset(features, order=order))
+    by_length = padding_statistics(make_batched_dataset(features, batch_order=BatchOrder(order=order)))
     in_order = padding_statistics(make_batched_dataset(features))
     assert by_length.total_tokens < 0.5 * in_order.total_tokens
     with pytest.raises(ValueError, match="permutation of the 1000 example indices"):
-        make_batched_dataset(features, order=order[:-1])
+        make_batched_dataset(features, batch_order=BatchOrder(order=order[:-1]))
     with pytest.raises(ValueError, match="either `order` or `shuffle`"):
-        make_batched_dataset(features, order=order, shuffle=True)
+        BatchOrder(order=order, shuffle=True)

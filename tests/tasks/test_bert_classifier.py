@@ -130,7 +130,7 @@ def test_keras_level_inputs_pass_through(tiny_backbone, real_preprocessor, revie
 
 def test_bad_input_is_reported_before_computation(tiny_backbone, real_preprocessor, reviews):
     classifier = BertClassifier(tiny_backbone, real_preprocessor, num_classes=2)
-    with pytest.raises(ValueError, match="Column 'label' not found.*label_column="):
+    with pytest.raises(ValueError, match=r"Column 'label' not found.*columns=\{'label': "):
         classifier.fit(reviews.rename(columns={"label": "sentiment"}), verbose=0)
     broken = reviews.copy()
     broken.loc[3, "text"] = None

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import tensorflow as tf
 
+from kerasbert.data.batch_order import BatchOrder
 from kerasbert.data.choice_batching import make_choice_dataset
 from kerasbert.data.choice_examples import next_sentence_examples
 from kerasbert.data.shipped import load_dataset
@@ -103,8 +104,8 @@ def test_choice_batches_keep_examples_whole_with_dynamic_padding():
     assert masks.tolist() == lengths
     assert np.concatenate([y.numpy() for _, y in in_order]).tolist() == [0, 1, 1, 0, 1]
 
-    grouped = make_choice_dataset(features, 2, labels=[0, 1, 1, 0, 1], batch_size=2, group_by_length=True,
-                                  shuffle=True, seed=0)
+    grouped = make_choice_dataset(features, 2, labels=[0, 1, 1, 0, 1], batch_size=2,
+                                  batch_order=BatchOrder(shuffle=True, seed=0, group_by_length=True))
     batches = list(grouped)
     assert len(batches) == int(grouped.cardinality()) == 3   # as without grouping
     grouped_lengths = np.concatenate([x["padding_mask"].numpy().sum(-1) for x, _ in batches])
@@ -215,7 +216,7 @@ BAD_INPUTS = [
     ("no endings column", lambda f: f.drop(columns="endings"), "Column 'endings' not found"),
     ("no label column", lambda f: f.drop(columns="label"), "Column 'label' not found"),
     ("missing context", lambda f: f.assign(context=[None] + f["context"].tolist()[1:]),
-     "Column 'context' (context_column)"),
+     "Column 'context' (columns['context'])"),
     ("NaN ending", lambda f: with_ending(f, 2, 1, np.nan),
      "Row 2 of column 'endings': ending 1 (nan) is missing"),
     ("empty ending", lambda f: with_ending(f, 3, 0, "  "),

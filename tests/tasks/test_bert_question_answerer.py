@@ -237,7 +237,7 @@ def test_bad_input_is_reported_before_computation(preprocessor, v1_questions):
     answerer = tiny_answerer(preprocessor)
     data = v1_questions.head(6).copy()
     before = data.copy()
-    with pytest.raises(ValueError, match="Column 'question' not found.*question_column="):
+    with pytest.raises(ValueError, match=r"Column 'question' not found.*columns=\{'question': "):
         answerer.fit(data.rename(columns={"question": "query"}), verbose=0)
     with pytest.raises(ValueError, match="Column 'answer_starts' not found"):
         answerer.evaluate(data.drop(columns="answer_starts"), verbose=0)

@@ -220,7 +220,7 @@ def test_bad_inputs_are_named_before_any_computation(preprocessor, pairs):
     with pytest.raises(kb.TargetTooLongError, match=too_long):
         model.fit(long_target, epochs=1, verbose=0)
     assert not model.compiled  # nothing ran
-    with pytest.raises(ValueError, match=r"Column 'target' not found.*target_column="):
+    with pytest.raises(ValueError, match=r"Column 'target' not found.*columns=\{'target': "):
         model.fit(pairs.rename(columns={"target": "question"}), verbose=0)
     with pytest.raises(ValueError, match=r"(?s)'source'.*empty or only whitespace, first at row 2"):
         model.fit(pairs.assign(source=["a", "b", " ", "d"]), verbose=0)

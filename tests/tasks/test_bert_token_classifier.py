@@ -221,7 +221,7 @@ def test_exported_savedmodel_tags_raw_strings(trained, tmp_path):
 def test_bad_input_is_reported_before_computation(preprocessor, conll):
     model = BertTokenClassifier(tiny_backbone(), preprocessor, labels=CONLL_TAGS)
     sample = conll.head(4).reset_index(drop=True)
-    with pytest.raises(ValueError, match="Column 'tokens' not found.*tokens_column="):
+    with pytest.raises(ValueError, match=r"Column 'tokens' not found.*columns=\{'tokens': "):
         model.fit(sample.rename(columns={"tokens": "words"}), verbose=0)
     with pytest.raises(ValueError, match="Neither 'tokens'.*nor 'text'"):
         model.predict(pd.DataFrame({"sentence": ["EU rejects German call."]}), verbose=0)

@@ -27,7 +27,7 @@ def train(uci_reviews):
 
 @pytest.mark.parametrize("fine_tuning, options, trains", [
     ("frozen", {}, ("logits",)),
-    ("frozen", {"layer_mix": True}, ("logits", "layer_mix")),
+    (FineTuningConfig("frozen", layer_mix=True), {}, ("logits", "layer_mix")),
     (FineTuningConfig("adapters", adapter_size=4), {}, ("logits", "adapter", "layer_norm")),
     (FineTuningConfig("lora", lora_rank=2), {}, ("logits", "lora_")),
 ])
@@ -86,7 +86,7 @@ def test_a_lora_classifier_exports_raw_string_serving(tiny_preset, uci_reviews, 
 ])
 @pytest.mark.parametrize("fine_tuning, options", [(FineTuningConfig("adapters", adapter_size=4), {}),
                                                   (FineTuningConfig("lora", lora_rank=2), {}),
-                                                  ("frozen", {"layer_mix": True})])
+                                                  (FineTuningConfig("frozen", layer_mix=True), {})])
 def test_every_task_model_takes_each_mode(tiny_preset, task_class, arguments, fine_tuning, options):
     task = task_class.from_preset(tiny_preset, sequence_length=64, fine_tuning=fine_tuning, **arguments, **options)
     trainable = trainable_paths(task)
@@ -101,7 +101,8 @@ def test_every_task_model_takes_each_mode(tiny_preset, task_class, arguments, fi
      "adapter_size must be an int from 1 to 16, got 20. 16 is the hidden size."),
     ({"fine_tuning": FineTuningConfig("lora", lora_rank=32)},
      "lora_rank must be an int from 1 to 16, got 32. 16 is the hidden size."),
-    ({"layer_mix": True, "head": keras.layers.Dense(2)}, "layer_mix=True mixes the layers for the default"),
+    ({"fine_tuning": FineTuningConfig("frozen", layer_mix=True), "head": keras.layers.Dense(2)},
+     "layer_mix=True mixes the layers for the default"),
 ])
 def test_bad_fine_tuning_arguments_are_named(tiny_preset, arguments, message):
     with pytest.raises(ValueError) as raised:
@@ -129,6 +130,9 @@ def test_sizes_given_outside_the_config_name_the_config(tiny_preset):
 def test_layer_mix_needs_hidden_states(tiny_preset):
     plain = BertClassifier.from_preset(tiny_preset, num_classes=2)
     with pytest.raises(ValueError, match="layer_mix=True needs a backbone built with output_hidden_states=True"):
-        BertClassifier(plain.backbone, plain.preprocessor, num_classes=2, layer_mix=True)
+        BertClassifier(plain.backbone, plain.preprocessor, num_classes=2,
+                       fine_tuning=FineTuningConfig("full", layer_mix=True))
+    with pytest.raises(TypeError, match=r"pass fine_tuning=FineTuningConfig\('frozen', layer_mix=True\)"):
+        BertClassifier.from_preset(tiny_preset, num_classes=2, fine_tuning="frozen", layer_mix=True)
     with pytest.raises(ValueError, match="fine_tuning='lora' needs a backbone with LoRA updates"):
         BertClassifier(plain.backbone, plain.preprocessor, num_classes=2, fine_tuning="lora")

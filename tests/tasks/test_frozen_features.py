@@ -5,13 +5,14 @@ import keras
 import numpy as np
 import pytest
 
-from kerasbert.fine_tuning import frozen_features
+from kerasbert.fine_tuning import FineTuningConfig, frozen_features
 from kerasbert.tasks import BertClassifier, BertTokenClassifier
 
 
-def frozen_classifier(tiny_preset, **options):
+def frozen_classifier(tiny_preset, layer_mix=False, **options):
     keras.utils.set_random_seed(0)  # the same head weights at the start
-    return BertClassifier.from_preset(tiny_preset, sequence_length=64, labels=[0, 1], fine_tuning="frozen",
+    return BertClassifier.from_preset(tiny_preset, sequence_length=64, labels=[0, 1],
+                                      fine_tuning=FineTuningConfig("frozen", layer_mix=layer_mix),
                                       dropout=0.0, backbone_overrides={"dropout": 0.0, "attention_dropout": 0.0},
                                       **options)
 

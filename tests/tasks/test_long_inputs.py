@@ -19,7 +19,7 @@ from kerasbert.data.text_windows import (
 )
 from kerasbert.data.token_alignment import encode_words
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
-from kerasbert.tasks import BertClassifier, BertTokenClassifier
+from kerasbert.tasks import BertClassifier, BertTokenClassifier, LongInputs
 from kerasbert.tasks.bert_token_classifier import split_words
 from kerasbert.tasks.window_pooling import first_windows, pool_windows, pooled_on_windows
 
@@ -122,7 +122,8 @@ def test_each_word_is_read_in_its_max_context_window(tokenizer):
 
 @pytest.fixture(scope="module")
 def windowed(tiny_preset):
-    return BertClassifier.from_preset(tiny_preset, sequence_length=64, doc_stride=16, labels=["a", "b"])
+    return BertClassifier.from_preset(tiny_preset, sequence_length=64, long_inputs=LongInputs(doc_stride=16),
+                                      labels=["a", "b"])
 
 
 def same_weights_without_windows(classifier):
@@ -142,7 +143,7 @@ def test_a_short_text_is_one_window_with_the_same_logits(windowed, uci_reviews):
 @pytest.mark.parametrize("window_pooling", ["mean", "max"])
 def test_predict_pools_the_window_logits(windowed, persuasion, window_pooling):
     texts = long_texts(persuasion, 3)
-    windowed.window_pooling = window_pooling
+    windowed.long_inputs = LongInputs(16, window_pooling)
     try:
         prepared = windowed.prepare(texts, with_labels=False)
         window_text = prepared.extras["window_text"]
@@ -157,7 +158,7 @@ def test_predict_pools_the_window_logits(windowed, persuasion, window_pooling):
         np.testing.assert_allclose(np.stack(windowed.predict(texts, verbose=0)["probabilities"]), probabilities,
                                    atol=1e-5)
     finally:
-        windowed.window_pooling = "mean"
+        windowed.long_inputs = LongInputs(16, "mean")
 
 
 def test_the_training_pooling_equals_predicts(persuasion):
@@ -172,7 +173,7 @@ def test_the_training_pooling_equals_predicts(persuasion):
 @pytest.mark.all_backends
 def test_fit_trains_on_each_texts_pooled_logits(tiny_preset, persuasion):
     data = pd.DataFrame({"text": long_texts(persuasion, 6), "label": ["a", "b", "a", "b", "a", "b"]})
-    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, doc_stride=16, window_pooling="max")
+    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, long_inputs=LongInputs(16, "max"))
     history = classifier.fit(data, epochs=2, batch_size=6, learning_rate=1e-3, verbose=0)  # JAX: one shape
     assert set(history.history) == {"loss", "accuracy"} and np.isfinite(history.history["loss"]).all()
     results = classifier.evaluate(data, verbose=0)
@@ -189,7 +190,7 @@ def test_fit_trains_on_each_texts_pooled_logits(tiny_preset, persuasion):
 def test_windows_in_fit_evaluate_predict_keras_file_and_export(tiny_preset, persuasion, tmp_path):
     texts = long_texts(persuasion)
     data = pd.DataFrame({"text": texts, "label": ["a", "b"] * 4})
-    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, doc_stride=16)
+    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, long_inputs=LongInputs(doc_stride=16))
     classifier.fit(data, epochs=1, batch_size=8, verbose=0)
     results = classifier.evaluate(data, verbose=0)
     assert 0 <= results["accuracy"] <= 1 and "truncated_rows" not in results
@@ -199,7 +200,7 @@ def test_windows_in_fit_evaluate_predict_keras_file_and_export(tiny_preset, pers
 
     classifier.save(tmp_path / "long.keras")
     loaded = keras.saving.load_model(tmp_path / "long.keras")
-    assert (loaded.doc_stride, loaded.window_pooling) == (16, "mean")
+    assert loaded.long_inputs == LongInputs(doc_stride=16, window_pooling="mean")
     np.testing.assert_array_equal(np.stack(loaded.predict(texts, verbose=0)["probabilities"]), expected)
 
     classifier.export(tmp_path / "served")
@@ -226,8 +227,8 @@ def test_truncation_is_counted(tiny_preset, tokenizer, persuasion, uci_reviews):
     assert messages[0].startswith("3 of 8 rows were longer than sequence_length=64 (62 pieces beside the special "
                                   f"tokens) and were cut: {cut[cut > 0].mean():.1f} pieces cut on average, "
                                   f"{cut.max()} at most.")
-    assert "doc_stride" in messages[0] and all(warning.filename == __file__ for warning in caught
-                                               if "were cut" in str(warning.message))
+    assert "long_inputs=LongInputs(doc_stride=N)" in messages[0]
+    assert all(warning.filename == __file__ for warning in caught if "were cut" in str(warning.message))
     assert results["truncated_rows"] == 3 and results["longest_cut_pieces"] == cut.max()
     assert results["mean_cut_pieces"] == pytest.approx(cut[cut > 0].mean())
 
@@ -235,14 +236,21 @@ def test_truncation_is_counted(tiny_preset, tokenizer, persuasion, uci_reviews):
 def test_bad_window_settings_are_named_before_any_computation(tiny_preset, tmp_path):
     with pytest.raises(ValueError, match=r"doc_stride=62 leaves no room to slide: a window of sequence_length=64 "
                                          r"tokens holds 62 text pieces.*doc_stride < 62"):
-        BertClassifier.from_preset(tiny_preset, sequence_length=64, doc_stride=62)
+        BertClassifier.from_preset(tiny_preset, sequence_length=64, long_inputs=LongInputs(doc_stride=62))
     with pytest.raises(ValueError, match=r"doc_stride=100 .*sequence_length=64"):
-        BertTokenClassifier.from_preset(tiny_preset, sequence_length=64, doc_stride=100)
-    with pytest.raises(ValueError, match=r"doc_stride must be an int >= 0"):
-        BertClassifier.from_preset(tiny_preset, doc_stride=-1)
+        BertTokenClassifier.from_preset(tiny_preset, sequence_length=64, long_inputs=LongInputs(doc_stride=100))
+    with pytest.raises(ValueError, match=r"doc_stride must be an int of at least 0, got -1"):
+        LongInputs(doc_stride=-1)
+    with pytest.raises(TypeError, match=r"doc_stride must be an int of at least 0, got float 16.0"):
+        LongInputs(doc_stride=16.0)
     with pytest.raises(ValueError, match=r"window_pooling must be 'mean' or 'max'.*'median'"):
-        BertClassifier.from_preset(tiny_preset, doc_stride=16, window_pooling="median")
-    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, doc_stride=16)
+        LongInputs(doc_stride=16, window_pooling="median")
+    with pytest.raises(TypeError, match=r"long_inputs takes a LongInputs, got int 16: e.g. "
+                                        r"long_inputs=LongInputs\(doc_stride=16\)"):
+        BertClassifier.from_preset(tiny_preset, long_inputs=16)
+    with pytest.raises(ValueError, match=r"A token classifier .* pools nothing"):
+        BertTokenClassifier.from_preset(tiny_preset, long_inputs=LongInputs(16, "max"))
+    classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, long_inputs=LongInputs(doc_stride=16))
     pairs = pd.DataFrame({"text": ["a question"], "text_pair": ["an answer"], "label": ["yes"]})
     with pytest.raises(ValueError, match=r"does not window text pairs"):
         classifier.fit(pairs, verbose=0)
@@ -256,7 +264,7 @@ def test_every_word_of_a_long_text_is_tagged_with_spans_in_the_text(tiny_preset,
     texts = long_texts(persuasion, 4)
     words, starts = split_words(tokenizer, texts)
     tags = [["B-PER" if word in NAMES else "O" for word in row] for row in words]
-    tagger = BertTokenClassifier.from_preset(tiny_preset, sequence_length=32, doc_stride=8)
+    tagger = BertTokenClassifier.from_preset(tiny_preset, sequence_length=32, long_inputs=LongInputs(doc_stride=8))
     tagger.fit(pd.DataFrame({"tokens": words, "tags": tags}), epochs=1, batch_size=16, verbose=0)
     # Each word counts once in the loss: the weights sum to the number of words.
     prepared = tagger.prepare(pd.DataFrame({"tokens": words, "tags": tags}), with_labels=True)
