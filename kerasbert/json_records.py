@@ -7,6 +7,7 @@ Examples:
     [{'label': 'pos', 'probabilities': [0.25, 0.75]}]
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -26,6 +27,12 @@ def plain_value(value):
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def as_config(value):
+    """An option object (`LongInputs`, `MaskingConfig`, ...) as the dict of its fields, for a Keras config; other
+    values as they are."""
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
 
 
 def records(frame):

@@ -1,6 +1,7 @@
 """`kerasbert fit`, `evaluate` and `predict`: task models on data files, from the shell."""
 
 import contextlib
+import functools
 import json
 import sys
 import time
@@ -24,6 +25,26 @@ TASK_COLUMNS = {  # in the order they are tried
     "multiple-choice": ("context", "endings", "label"),
     "classifier": ("text", "label"),
 }
+
+
+TRAINING_OPTIONS = [  # `model.fit` keyword arguments, given to `fit` as one `training` dict
+    click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True),
+    click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True),
+    click.option("--learning-rate", type=float, help="Peak AdamW rate (default: by model size)."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--backup-dir", help="Resume from here after a crash (state saved every epoch)."),
+]
+
+
+def with_training_options(command):
+    """`command` with the `TRAINING_OPTIONS` flags, which reach it as one `training` dict of `model.fit` arguments."""
+
+    @functools.wraps(command)
+    def run(**options):
+        training = {name: options.pop(name) for name in ("epochs", "batch_size", "learning_rate", "seed", "backup_dir")}
+        return command(training=training, **options)
+
+    return functools.reduce(lambda function, option: option(function), reversed(TRAINING_OPTIONS), run)
 
 
 def infer_task(columns):
@@ -93,18 +114,13 @@ def echo_json(results):
 @click.option("--preset", default=DEFAULT_PRESET, show_default=True,
               help="A built-in name, or a kerasbert / HF / Google checkpoint folder.")
 @click.option("--validation", "validation_source", help="Validation data (file or shipped name:split).")
-@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @click.option("--max-length", type=click.IntRange(min=3), help="Longest packed input in tokens (default: the model's).")
-@click.option("--learning-rate", type=float, help="Peak AdamW rate (default: by model size).")
-@click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--task-arg", "task_args", multiple=True, metavar="KEY=VALUE",
               help="A task argument, e.g. problem_type=regression or 'columns={\"text\": \"review\"}' (repeatable).")
 @click.option("--output", default="model.keras", show_default=True, help="The .keras file to write.")
 @click.option("--report", "report_dir", help="Write curves, metrics.json and a model card to this folder.")
-@click.option("--backup-dir", help="Resume from here after a crash (state saved every epoch).")
-def fit(data, task, preset, validation_source, epochs, batch_size, max_length, learning_rate, seed, task_args,
-        output, report_dir, backup_dir):
+@with_training_options
+def fit(data, task, preset, validation_source, max_length, task_args, output, report_dir, training):
     """Fine-tune a task model on DATA and save it.
 
     DATA is a CSV/TSV/JSONL/Parquet file or a shipped data set (uci_sentiment, or uci_sentiment:train).
@@ -127,12 +143,12 @@ def fit(data, task, preset, validation_source, epochs, batch_size, max_length, l
     click.echo(f"Fine-tuning {type(model).__name__} on {preset}: {len(train)} rows of {data}", err=True)
     started = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):  # progress for people on stderr; stdout keeps the results
-        history = model.fit(train, validation_data=validation, epochs=epochs, batch_size=batch_size,
-                            learning_rate=learning_rate, seed=seed, backup_dir=backup_dir)
+        history = model.fit(train, validation_data=validation, **training)
     seconds = time.perf_counter() - started
     model.save(output)
     click.echo(f"Saved {output} ({seconds:.0f} s of training)", err=True)
-    results = model.evaluate(validation, batch_size=batch_size, verbose=0) if validation is not None else None
+    results = model.evaluate(validation, batch_size=training["batch_size"], verbose=0) if validation is not None \
+        else None
     if results is not None:
         echo_json(results)
     if report_dir:
@@ -141,9 +157,10 @@ def fit(data, task, preset, validation_source, epochs, batch_size, max_length, l
         write_report(model, report_dir, validation if validation is not None else train, history=history,
                      data_name=validation_source or f"{data} (the training data)",
                      training={"data": data, "rows": len(train)},
-                     hyperparameters={"preset": preset, "epochs": epochs, "batch_size": batch_size,
-                                      "max_length": model.sequence_length, "learning_rate": learning_rate or "default",
-                                      "seed": seed}, model_file=output)
+                     hyperparameters={"preset": preset, "epochs": training["epochs"],
+                                      "batch_size": training["batch_size"], "max_length": model.sequence_length,
+                                      "learning_rate": training["learning_rate"] or "default",
+                                      "seed": training["seed"]}, model_file=output)
         click.echo(f"Report in {report_dir}", err=True)
 
 

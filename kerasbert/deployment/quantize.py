@@ -1,5 +1,11 @@
 """Post-training int8 of a task model through Keras' `quantize`, recorded in its config so files reload quantised.
 
+Every Dense kernel (the fused QKV kernel included) and embedding table becomes int8 with a float scale per output
+(per row for embeddings); LayerNorms, biases and the task's logits layer stay float32. Activations are quantised per
+token on the fly (int8 x int8 products), or with `weight_only=True` kept in float (each kernel is scaled back to
+float before its product: closer to float32, and on CPUs without fast int8 kernels faster). The model saves to
+`.keras` (reloaded quantised) and exports; it is for inference, not for more training.
+
 Examples:
     >>> classifier.quantize("int8")                       # Task.quantize calls quantize_task
     >>> classifier.save("sentiment_int8.keras")

@@ -118,6 +118,28 @@ class FineTuningConfig:
         return config
 
 
+def fine_tuning_from_legacy(config):
+    """A task config saved with a `layer_mix` key of its own -> one whose `fine_tuning` holds it."""
+    if "layer_mix" not in config:
+        return config
+    config = dict(config)
+    mode = FineTuningConfig.coerce(config.get("fine_tuning")).mode
+    config["fine_tuning"] = FineTuningConfig(mode, layer_mix=config.pop("layer_mix")).saved()
+    return config
+
+
+def check_fields_given_apart(task_args, fine_tuning):
+    """A TypeError for the adapter / LoRA sizes or `layer_mix` given as task arguments of their own (they are
+    `FineTuningConfig` fields)."""
+    given = [name for name in (*PEFT_FIELDS, "layer_mix") if name in task_args]
+    if given:
+        example = ", ".join(f"{name}={task_args[name]!r}" for name in given)
+        modes = {"adapter_size": "adapters", "layer_mix": FineTuningConfig.coerce(fine_tuning).mode}
+        mode = modes.get(given[0], "lora")
+        raise TypeError(f"{', '.join(given)} belong to the fine-tuning config: pass "
+                        f"fine_tuning=FineTuningConfig({mode!r}, {example}).")
+
+
 def apply_fine_tuning(task, fine_tuning):
     """Freeze what `fine_tuning` (a mode name) leaves fixed in `task`'s backbone (see the module docstring)."""
     check_fine_tuning(fine_tuning)

@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from kerasbert.layers.initializers import weight_initializer
-from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, LowRankUpdate
+from kerasbert.layers.lora import LoraConfig, LowRankUpdate, lora_config_from_legacy
 
 
 def merge_masks(padding_mask=None, attention_mask=None):
@@ -61,9 +61,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         num_heads: number of attention heads; `hidden_dim` must divide evenly.
         attention_dropout: dropout on the attention probabilities.
         initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
-        lora_rank, lora_alpha, lora_targets, lora_dropout: LoRA updates (`LowRankUpdate`) on the
-            projections named in `lora_targets` among "query", "key", "value", "attention_output"
-            (others are the block's); none without `lora_rank`.
+        lora_config: a `LoraConfig`: LoRA updates (`LowRankUpdate`) on the projections among its
+            `targets` "query", "key", "value", "attention_output" (others are the block's); None: none.
 
     Call args:
         x: `[batch, T, hidden_dim]`.
@@ -82,16 +81,12 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         (1, 4, 8)
     """
 
-    def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, lora_rank=None, lora_alpha=None,
-                 lora_targets=DEFAULT_LORA_TARGETS, lora_dropout=0.0, **kwargs):
+    def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, lora_config=None, **kwargs):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.attention_dropout = attention_dropout
         self.initializer_range = initializer_range
-        self.lora_rank = lora_rank
-        self.lora_alpha = lora_alpha
-        self.lora_targets = tuple(lora_targets)
-        self.lora_dropout = lora_dropout
+        self.lora_config = LoraConfig.coerce(lora_config)
         self.lora = {}  # target name -> LowRankUpdate, made in build
         self.dropout_layer = keras.layers.Dropout(attention_dropout, dtype=self.dtype_policy)
 
@@ -116,11 +111,12 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         )
         self.output_dense.build(input_shape)
         self.lora = {}
-        if self.lora_rank:
+        if self.lora_config:
             for target in ("query", "key", "value", "attention_output"):
-                if target in self.lora_targets:
-                    self.lora[target] = LowRankUpdate(hidden_dim, self.lora_rank, self.lora_alpha, self.lora_dropout,
-                                                      dtype=self.dtype_policy, name=f"lora_{target}")
+                if target in self.lora_config.targets:
+                    self.lora[target] = LowRankUpdate(hidden_dim, self.lora_config.rank, self.lora_config.alpha,
+                                                      self.lora_config.dropout, dtype=self.dtype_policy,
+                                                      name=f"lora_{target}")
                     self.lora[target].build(input_shape)
         self.built = True
 
@@ -183,10 +179,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 "num_heads": self.num_heads,
                 "attention_dropout": self.attention_dropout,
                 "initializer_range": self.initializer_range,
-                "lora_rank": self.lora_rank,
-                "lora_alpha": self.lora_alpha,
-                "lora_targets": list(self.lora_targets),
-                "lora_dropout": self.lora_dropout,
+                "lora_config": self.lora_config and self.lora_config.get_config(),
             }
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**lora_config_from_legacy(config))

@@ -7,7 +7,7 @@ from kerasbert.layers.activations import get_activation
 from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention, attention_output_spec, with_extra_outputs
 from kerasbert.layers.initializers import weight_initializer
-from kerasbert.layers.lora import DEFAULT_LORA_TARGETS, LowRankUpdate
+from kerasbert.layers.lora import LoraConfig, LowRankUpdate, lora_config_from_legacy
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -36,9 +36,9 @@ class TransformerEncoderBlock(keras.layers.Layer):
         initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
         adapter_size: Houlsby adapters (`Adapter`) of this width after the attention and the feed-forward
             outputs (None: none).
-        lora_rank, lora_alpha, lora_targets, lora_dropout: LoRA updates (`LowRankUpdate`) on the
-            projections in `lora_targets` ("query", "key", "value", "attention_output", "intermediate",
-            "output"; default query and value, as peft); none without `lora_rank`.
+        lora_config: a `LoraConfig`: LoRA updates (`LowRankUpdate`) on the projections among its `targets`
+            ("query", "key", "value", "attention_output", "intermediate", "output"; default query and value,
+            as peft); None: none.
 
     Examples:
         >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
@@ -58,10 +58,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         normalize_first=False,
         initializer_range=0.02,
         adapter_size=None,
-        lora_rank=None,
-        lora_alpha=None,
-        lora_targets=DEFAULT_LORA_TARGETS,
-        lora_dropout=0.0,
+        lora_config=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -75,10 +72,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.normalize_first = normalize_first
         self.initializer_range = initializer_range
         self.adapter_size = adapter_size
-        self.lora_rank = lora_rank
-        self.lora_alpha = lora_alpha
-        self.lora_targets = tuple(lora_targets)
-        self.lora_dropout = lora_dropout
+        self.lora_config = LoraConfig.coerce(lora_config)
         self.attention_adapter = self.output_adapter = None  # set by build_parameter_efficient_parts
         self.lora = {}
 
@@ -109,13 +103,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
             self.attention_adapter.build(input_shape)
             self.output_adapter.build(input_shape)
         self.lora = {}
-        if self.lora_rank:
+        if self.lora_config:
             widths = {"intermediate": (input_shape, self.intermediate_dense.units),
                       "output": (tuple(input_shape[:-1]) + (self.intermediate_dense.units,), input_shape[-1])}
             for target, (shape, units) in widths.items():
-                if target in self.lora_targets:
-                    self.lora[target] = LowRankUpdate(units, self.lora_rank, self.lora_alpha, self.lora_dropout,
-                                                      dtype=self.dtype_policy, name=f"lora_{target}")
+                if target in self.lora_config.targets:
+                    self.lora[target] = LowRankUpdate(units, self.lora_config.rank, self.lora_config.alpha,
+                                                      self.lora_config.dropout, dtype=self.dtype_policy,
+                                                      name=f"lora_{target}")
                     self.lora[target].build(shape)
 
     def make_attention(self):
@@ -129,8 +124,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         """
         return MultiHeadSelfAttention(
             self.num_heads, self.attention_dropout, self.initializer_range,
-            lora_rank=self.lora_rank, lora_alpha=self.lora_alpha, lora_targets=self.lora_targets,
-            lora_dropout=self.lora_dropout, dtype=self.dtype_policy, name="attention",
+            lora_config=self.lora_config, dtype=self.dtype_policy, name="attention",
         )
 
     def make_feed_forward(self, hidden_dim):
@@ -219,10 +213,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 "normalize_first": self.normalize_first,
                 "initializer_range": self.initializer_range,
                 "adapter_size": self.adapter_size,
-                "lora_rank": self.lora_rank,
-                "lora_alpha": self.lora_alpha,
-                "lora_targets": list(self.lora_targets),
-                "lora_dropout": self.lora_dropout,
+                "lora_config": self.lora_config and self.lora_config.get_config(),
             }
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**lora_config_from_legacy(config))

@@ -6,6 +6,7 @@ Dense saves its LoRA merged into the kernel and restarts the factors at zero on 
 could not go on training its adapters.
 """
 
+import dataclasses
 import math
 
 import keras
@@ -14,6 +15,48 @@ from keras import ops
 # Projections of an encoder block that take a LoRA update, as peft's target_modules name them in HF BERT.
 LORA_TARGETS = ("query", "key", "value", "attention_output", "intermediate", "output")
 DEFAULT_LORA_TARGETS = ("query", "value")  # peft's default for BERT
+LEGACY_KEYS = {"lora_rank": "rank", "lora_alpha": "alpha", "lora_targets": "targets", "lora_dropout": "dropout"}
+
+
+@dataclasses.dataclass(frozen=True)
+class LoraConfig:
+    """The LoRA updates of an encoder block or attention layer, as one object (peft's `LoraConfig` fields).
+
+    Args:
+        rank: r, the rank of every update.
+        alpha: the update is scaled by `alpha / rank` (None: alpha = rank).
+        targets: the projections updated, among `LORA_TARGETS` (default query and value, as peft).
+        dropout: dropout on each update's input.
+
+    Examples:
+        >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32, lora_config=LoraConfig(rank=4))
+    """
+
+    rank: int
+    alpha: float = None
+    targets: tuple = DEFAULT_LORA_TARGETS
+    dropout: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "targets", tuple(check_lora_targets(self.targets)))
+
+    def get_config(self):
+        return {**dataclasses.asdict(self), "targets": list(self.targets)}
+
+    @classmethod
+    def coerce(cls, value):
+        """`value` as a `LoraConfig`: itself, one from a dict of its fields (a saved config), or None (no LoRA)."""
+        return cls(**value) if isinstance(value, dict) else value
+
+
+def lora_config_from_legacy(config):
+    """A layer config saved with `lora_rank`, `lora_alpha`, ... keys -> one with `lora_config`."""
+    if not LEGACY_KEYS.keys() & config.keys():
+        return config
+    config = dict(config)
+    fields = {new: config.pop(old) for old, new in LEGACY_KEYS.items() if old in config}
+    config["lora_config"] = fields if fields.get("rank") else None
+    return config
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")

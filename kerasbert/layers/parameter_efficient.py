@@ -9,6 +9,7 @@ Examples:
 from keras import ops
 
 from kerasbert.arguments import check_count, check_number
+from kerasbert.layers.lora import LoraConfig
 
 
 def parameter_efficient_arguments(hidden_dim, adapter_size, lora_rank, lora_alpha, lora_targets, lora_dropout):
@@ -18,8 +19,8 @@ def parameter_efficient_arguments(hidden_dim, adapter_size, lora_rank, lora_alph
     if adapter_size is not None:
         arguments["adapter_size"] = check_size("adapter_size", adapter_size, hidden_dim)
     if lora_rank is not None:
-        arguments.update(lora_rank=check_size("lora_rank", lora_rank, hidden_dim), lora_alpha=lora_alpha,
-                         lora_targets=lora_targets, lora_dropout=lora_dropout)
+        arguments["lora_config"] = LoraConfig(check_size("lora_rank", lora_rank, hidden_dim), lora_alpha, lora_targets,
+                                              lora_dropout)
         if lora_alpha is not None:
             check_number("lora_alpha", lora_alpha, 0, low_open=True, hint=" The update is scaled by lora_alpha / "
                          "lora_rank.")

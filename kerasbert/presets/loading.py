@@ -148,4 +148,4 @@ def load_tokenizer(preset, cls, **overrides):
             "family's tokenizer."
         )
     settings = {**checkpoint.tokenizer_config, **overrides}
-    return cls(str(vocabulary_path(preset, checkpoint)), **settings)
+    return cls(str(vocabulary_path(preset, checkpoint)), **cls.upgrade_settings(settings))

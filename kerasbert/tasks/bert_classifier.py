@@ -34,7 +34,7 @@ from kerasbert.metrics import statistics as metrics
 from kerasbert.metrics.probabilities import sigmoid, softmax
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.heads import mixes_layers, task_outputs
-from kerasbert.tasks.long_inputs import LongInputs, long_inputs_from_legacy
+from kerasbert.tasks.long_inputs import LongInputs
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, training_order
 from kerasbert.tasks.task import Task
 from kerasbert.tasks.window_pooling import (
@@ -112,9 +112,8 @@ class BertClassifier(Task):
         **kwargs,
     ):
         check_rate("dropout", dropout)
-        long_inputs = LongInputs.coerce(long_inputs)
+        long_inputs = LongInputs.for_windows_of(long_inputs, packed_input_length(backbone, preprocessor))
         if long_inputs is not None:
-            long_inputs.check_fits(packed_input_length(backbone, preprocessor))
             long_inputs = dataclasses.replace(long_inputs, window_pooling=long_inputs.window_pooling or "mean")
             if uses_pairs:
                 raise ValueError(windows_of_pairs_message())
@@ -138,11 +137,6 @@ class BertClassifier(Task):
         self.logits_layer = logits_layer
         self.long_inputs = long_inputs
         self.reading_function = None
-
-    @classmethod
-    def upgrade_config(cls, config):
-        """Files saved with `doc_stride` and `window_pooling` keys load too."""
-        return long_inputs_from_legacy(super().upgrade_config(config))
 
     @property
     def class_names(self):

@@ -24,7 +24,7 @@ from kerasbert.metrics.entities import entity_scores, entity_spans
 from kerasbert.metrics.probabilities import softmax
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.heads import mixes_layers, task_outputs
-from kerasbert.tasks.long_inputs import LongInputs, long_inputs_from_legacy
+from kerasbert.tasks.long_inputs import LongInputs
 from kerasbert.tasks.task import Task
 from kerasbert.training.fit_arguments import check_rate
 
@@ -79,29 +79,16 @@ class BertTokenClassifier(Task):
 
     hf_head = ("classifier", "BertForTokenClassification")  # a fine-tuned HF model's head
     hf_labels_argument = "num_tags"
-    config_names = (
-        "num_tags", "labels", "dropout", "long_inputs",
-    )
+    config_names = ("num_tags", "labels", "dropout", "long_inputs")
     default_columns = {"tokens": "tokens", "tags": "tags", "text": "text"}
 
-    def __init__(
-        self,
-        backbone,
-        preprocessor,
-        num_tags=None,
-        labels=None,
-        dropout=0.1,
-        head=None,
-        long_inputs=None,
-        **kwargs,
-    ):
+    def __init__(self, backbone, preprocessor, num_tags=None, labels=None, dropout=0.1, head=None, long_inputs=None,
+                 **kwargs):
         check_rate("dropout", dropout)
-        long_inputs = LongInputs.coerce(long_inputs)
-        if long_inputs is not None:
-            long_inputs.check_fits(packed_input_length(backbone, preprocessor))
-            if long_inputs.window_pooling is not None:
-                raise ValueError("A token classifier tags each word from the window where it has the most context; "
-                                 "it pools nothing. Leave window_pooling out of its LongInputs.")
+        long_inputs = LongInputs.for_windows_of(long_inputs, packed_input_length(backbone, preprocessor))
+        if long_inputs is not None and long_inputs.window_pooling is not None:
+            raise ValueError("A token classifier tags each word from the window where it has the most context; "
+                             "it pools nothing. Leave window_pooling out of its LongInputs.")
         labels = None if labels is None else [plain(label) for label in labels]
         num_tags = resolve_num_tags(num_tags, labels, has_head=head is not None)
 
@@ -112,18 +99,8 @@ class BertTokenClassifier(Task):
                                                 layer_mix=mixes_layers(kwargs))
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
-
-        # === Config ===
-        self.num_tags = num_tags
-        self.labels = labels
-        self.dropout = dropout
+        self.num_tags, self.labels, self.dropout, self.long_inputs = num_tags, labels, dropout, long_inputs
         self.logits_layer = logits_layer
-        self.long_inputs = long_inputs
-
-    @classmethod
-    def upgrade_config(cls, config):
-        """Files saved with a `doc_stride` key load too."""
-        return long_inputs_from_legacy(super().upgrade_config(config))
 
     @property
     def packed_length(self):

@@ -48,6 +48,14 @@ class LongInputs:
         """A ValueError unless each window moves on by at least one piece in windows of `window_length` tokens."""
         check_doc_stride(self.doc_stride, window_length)
 
+    @classmethod
+    def for_windows_of(cls, value, window_length):
+        """`value` as a `LongInputs` (see `coerce`) whose windows of `window_length` tokens each move on."""
+        value = cls.coerce(value)
+        if value is not None:
+            value.check_fits(window_length)
+        return value
+
     def get_config(self):
         return dataclasses.asdict(self)
 

@@ -27,7 +27,6 @@ Examples:
     ...                          preprocessor=preprocessor, head_inputs=head_inputs, **kwargs)
 """
 
-import dataclasses
 import os
 
 import keras
@@ -41,23 +40,14 @@ from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
 from kerasbert.families.sequence_length import check_sequence_length_fits, longest_input
-from kerasbert.fine_tuning.frozen_features import (
-    FROZEN_FEATURES,
-    FrozenFeatureState,
-    call_on_frozen_features,
-)
-from kerasbert.fine_tuning.modes import (
-    PEFT_FIELDS,
-    FineTuningConfig,
-    apply_fine_tuning,
-)
-from kerasbert.fine_tuning.task_weights import (
-    load_task_weights,
-    save_task_weights,
-    task_from_weights,
-)
+from kerasbert.fine_tuning import modes
+from kerasbert.fine_tuning.frozen_features import FROZEN_FEATURES, FrozenFeatureState, call_on_frozen_features
+from kerasbert.fine_tuning.modes import FineTuningConfig, apply_fine_tuning, check_fields_given_apart
+from kerasbert.fine_tuning.task_weights import load_task_weights, save_task_weights, task_from_weights
+from kerasbert.json_records import as_config
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.columns import columns_from_legacy, resolve_columns
+from kerasbert.tasks.long_inputs import long_inputs_from_legacy
 from kerasbert.tasks.pipeline_model import PipelineModel
 
 
@@ -78,18 +68,13 @@ class Task(PipelineModel):
                  **kwargs):
         check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
         check_tokenizer_fits(backbone, getattr(preprocessor, "tokenizer", None))
-        check_no_peft_arguments(kwargs, fine_tuning)
+        check_fields_given_apart(kwargs, fine_tuning)
         fine_tuning = FineTuningConfig.coerce(fine_tuning)  # its sizes are the backbone's
         columns = resolve_columns(self.default_columns, columns, type(self).__name__, self.nullable_columns)
         super().__init__(*args, **kwargs)
-        self.columns = columns
-        self.layer_mix = fine_tuning.layer_mix
-        fine_tuning = fine_tuning.mode
-        self.backbone = backbone
-        self.preprocessor = preprocessor
-        self.head = head
-        self.fine_tuning = fine_tuning
-        apply_fine_tuning(self, fine_tuning)
+        self.backbone, self.preprocessor, self.head, self.columns = backbone, preprocessor, head, columns
+        self.fine_tuning, self.layer_mix = fine_tuning.mode, fine_tuning.layer_mix
+        apply_fine_tuning(self, self.fine_tuning)
         self.frozen_features = FrozenFeatureState(head_inputs)
         self.quantization = None
 
@@ -127,7 +112,7 @@ class Task(PipelineModel):
         """
         if sequence_length is not None:
             check_count("sequence_length", sequence_length, minimum=3)
-        check_no_peft_arguments(task_args, fine_tuning)
+        check_fields_given_apart(task_args, fine_tuning)
         fine_tuning = FineTuningConfig.coerce(fine_tuning)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
@@ -265,12 +250,9 @@ class Task(PipelineModel):
     # === int8 ===
 
     def quantize(self, mode="int8", weight_only=False, config=None, **kwargs):
-        """Post-training int8 quantisation (Keras `Model.quantize`): every Dense kernel (the fused QKV kernel
-        included) and embedding table becomes int8 with a float scale per output (per row for embeddings);
-        LayerNorms, biases and the task's logits layer stay float32. Activations are quantised per token on the
-        fly (int8 x int8 products), or with `weight_only=True` kept in float (each kernel is scaled back to float
-        before its product: closer to float32, and on CPUs without fast int8 kernels faster). The model saves to
-        `.keras` (reloaded quantised) and exports; it is for inference, not for more training.
+        """Post-training int8 quantisation for inference (see `kerasbert.deployment.quantize`): Dense kernels
+        and embedding tables int8 with a float scale per output; activations quantised per token, or kept in float
+        with `weight_only=True`. The model saves to `.keras` (reloaded quantised) and exports.
 
         Examples:
             >>> classifier.quantize("int8")
@@ -281,8 +263,7 @@ class Task(PipelineModel):
         self.inference_function = self.packing_function = None
         self.predict_function = self.train_function = self.test_function = None
 
-    # The constructor arguments a task keeps as attributes of the same name: `get_config` saves them.
-    config_names = ()
+    config_names = ()  # the constructor arguments kept as attributes of the same name: `get_config` saves them
 
     def get_config(self):
         return {
@@ -294,17 +275,16 @@ class Task(PipelineModel):
             "fine_tuning": FineTuningConfig(self.fine_tuning, layer_mix=self.layer_mix).saved(),
             **({"columns": dict(self.columns)} if self.default_columns else {}),
             **({"quantization": self.quantization} if self.quantization else {}),
-            **{name: plain_option(getattr(self, name)) for name in self.config_names},
+            **{name: as_config(getattr(self, name)) for name in self.config_names},
         }
 
     @classmethod
     def upgrade_config(cls, config):
         """`config` with the keys an earlier kerasbert saved turned into today's (`text_column` -> `columns`,
-        `layer_mix` -> `fine_tuning`); a task whose options moved adds its own renames."""
-        if "layer_mix" in config:
-            config = dict(config)
-            mode = FineTuningConfig.coerce(config.get("fine_tuning")).mode
-            config["fine_tuning"] = FineTuningConfig(mode, layer_mix=config.pop("layer_mix")).saved()
+        `layer_mix` -> `fine_tuning`, `doc_stride` -> `long_inputs`); a task whose options moved adds its own."""
+        config = modes.fine_tuning_from_legacy(config)
+        if "long_inputs" in cls.config_names:
+            config = long_inputs_from_legacy(config)
         return columns_from_legacy(config, cls.default_columns)
 
     @classmethod
@@ -318,20 +298,3 @@ class Task(PipelineModel):
         if quantization:  # the int8 variables the saved weights load into
             task.quantize("int8", weight_only=quantization == WEIGHT_ONLY_INT8)
         return task
-
-
-def plain_option(value):
-    """An option object (`LongInputs`, `MaskingConfig`, ...) as the dict of its fields; other values as they are."""
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
-
-
-def check_no_peft_arguments(task_args, fine_tuning):
-    """A TypeError for the adapter / LoRA sizes or `layer_mix` given as separate arguments (they belong to the
-    fine-tuning config)."""
-    given = [name for name in (*PEFT_FIELDS, "layer_mix") if name in task_args]
-    if given:
-        example = ", ".join(f"{name}={task_args[name]!r}" for name in given)
-        modes = {"adapter_size": "adapters", "layer_mix": FineTuningConfig.coerce(fine_tuning).mode}
-        mode = modes.get(given[0], "lora")
-        raise TypeError(f"{', '.join(given)} belong to the fine-tuning config: pass "
-                        f"fine_tuning=FineTuningConfig({mode!r}, {example}).")

@@ -1,7 +1,7 @@
 """TokenizerBase: what kerasbert's tokenizer layers share (raw-string inputs, token <-> id lookups, batching
 texts of any shape into rows)."""
 
-import inspect
+from collections.abc import Mapping
 
 import numpy as np
 import tensorflow as tf
@@ -16,8 +16,8 @@ class TokenizerBase:
     """Mixed in before `keras.layers.Layer` by `BertTokenizer`, `RobertaTokenizer` and `AlbertTokenizer`.
 
     The layer takes raw Python or `tf.string` texts of any shape. A subclass keeps `_token_ids` ({token: id}),
-    `_checked_vocabulary()` (the tokens in id order, or an error naming what to do when none is set), the
-    names `unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`, and the traced functions
+    `_vocabulary` (the tokens in id order; None until its assets load), `default_special_tokens` (the defaults
+    of `unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`), and the traced functions
     `_tokenize_rows(texts)` / `_tokenize_rows_with_offsets(texts)` over a 1-D batch of texts. For presets it
     says `packer_class` (how its model packs texts), `write_files(folder)` (its files under their HF names),
     `hf_tokenizer_config()` and `word_start_marker` (the mark of a piece that starts a word, or None when
@@ -37,6 +37,32 @@ class TokenizerBase:
 
     word_start_marker = None
     continuation_marker = None
+    # A subclass's special tokens by argument name, and what a tokenizer made from a config alone lacks (its
+    # assets in a `.keras` file) and the call that gives it.
+    default_special_tokens = {}
+    config_names = ()  # the constructor settings kept as attributes of the same name (`get_config` saves them)
+    vocabulary_files = "vocabulary"
+    set_vocabulary_call = "set_vocabulary(...)"
+
+    @classmethod
+    def upgrade_settings(cls, settings):
+        """Settings saved with one key per special token (`unk_token`, ...: `.keras` files and preset folders of an
+        earlier kerasbert) -> today's `special_tokens`."""
+        legacy = [name for name in cls.default_special_tokens if name in settings]
+        if not legacy:
+            return settings
+        settings = dict(settings)
+        settings["special_tokens"] = {**{name: settings.pop(name) for name in legacy},
+                                      **(settings.get("special_tokens") or {})}
+        return settings
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**cls.upgrade_settings(config))
+
+    def get_config(self):
+        return {**super().get_config(), **{name: getattr(self, name) for name in self.config_names},
+                "special_tokens": self.special_tokens()}
 
     @classmethod
     def from_preset(cls, preset, **kwargs):
@@ -73,17 +99,25 @@ class TokenizerBase:
         flags[[self.token_to_id(token) for token in self.special_tokens().values()]] = False
         return flags
 
-    def set_special_tokens(self, **tokens):
-        """Keep the five special tokens (`unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`) after
-        checking each is a non-empty string: a TypeError or ValueError naming the argument otherwise.
+    def set_special_tokens(self, special_tokens=None):
+        """Keep the five special tokens (`unk_token`, `cls_token`, `sep_token`, `pad_token`, `mask_token`): the
+        class's defaults, with those in `special_tokens` in their place, each checked to be a non-empty string (a
+        TypeError or ValueError naming it otherwise).
 
         Examples:
-            >>> self.set_special_tokens(unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
-            ...                         mask_token="[MASK]")
+            >>> BertTokenizer(vocabulary, special_tokens={"unk_token": "<unk>", "pad_token": "<pad>"})
         """
-        defaults = inspect.signature(type(self)).parameters
-        for name, token in tokens.items():
-            wanted = f"{name} must be a token of the vocabulary, a string such as {defaults[name].default!r}"
+        if special_tokens is None:
+            special_tokens = {}
+        if not isinstance(special_tokens, Mapping):
+            raise TypeError(f"special_tokens must be a dict such as {{'unk_token': "
+                            f"{self.default_special_tokens['unk_token']!r}}}, got {type(special_tokens).__name__}.")
+        unknown = sorted(set(special_tokens) - set(self.default_special_tokens))
+        if unknown:
+            raise ValueError(f"special_tokens has {unknown}; it names {list(self.default_special_tokens)}.")
+        for name, default in self.default_special_tokens.items():
+            token = special_tokens.get(name, default)
+            wanted = f"{name} must be a token of the vocabulary, a string such as {default!r}"
             if not isinstance(token, str):
                 raise TypeError(f"{wanted}; got {type(token).__name__} {token!r}.")
             if not token.strip():
@@ -102,11 +136,45 @@ class TokenizerBase:
 
     # Vocabulary.
 
+    @property
+    def has_vocabulary(self):
+        return self._vocabulary is not None
+
+    def check_no_vocabulary_yet(self):
+        """A ValueError when the vocabulary is set already: its ids are fixed, once."""
+        if self._vocabulary is not None:
+            name = type(self).__name__
+            raise ValueError(f"This {name} already has a {self.vocabulary_files}; its ids are fixed. Make a new "
+                             f"{name} for another.")
+
+    def _checked_vocabulary(self):
+        """The tokens in id order, or a ValueError saying how to give a tokenizer made from a config its assets."""
+        if self._vocabulary is None:
+            raise ValueError(
+                f"{type(self).__name__} '{self.name}' has no {self.vocabulary_files}: it was made from a config alone "
+                f"(the {self.vocabulary_files} travel beside the config, as assets of the `.keras` file). Load the "
+                f"model with keras.saving.load_model, or call {self.set_vocabulary_call}."
+            )
+        return self._vocabulary
+
     def vocabulary_size(self):
         return len(self._checked_vocabulary())
 
     def get_vocabulary(self):
         return list(self._checked_vocabulary())
+
+    def detokenize(self, ids):
+        """Text from ids, as HF's `decode` (the family's `join_tokens(id_rows)`). A row of ids gives a string; a
+        batch gives one per row.
+
+        Examples:
+            >>> tokenizer.detokenize([101, 7592, 102]).numpy()
+            b'[CLS] hello [SEP]'
+        """
+        ids = to_int_ids(ids)
+        if ids.shape.rank == 1:
+            return self.detokenize(ids[tf.newaxis])[0]
+        return self.join_tokens(self.checked_id_rows(ids))
 
     def checked_id_rows(self, ids):
         """A batch of ids (an int32 Tensor or RaggedTensor `[rows, ...]`) as a RaggedTensor of rows; run eagerly,

@@ -82,5 +82,5 @@ def check_vocabulary(tokens, required_tokens):
     if missing:
         raise ValueError(
             f"The vocabulary lacks the special tokens {', '.join(missing)}. Use a BERT vocab.txt that "
-            "has them, or pass the names your vocabulary uses (e.g. unk_token='<unk>')."
+            "has them, or pass the names your vocabulary uses (e.g. special_tokens={'unk_token': '<unk>'})."
         )

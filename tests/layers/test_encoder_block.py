@@ -98,3 +98,19 @@ def test_config_round_trip_and_head_divisibility():
     assert clone.get_config() == layer.get_config()
     with pytest.raises(ValueError, match="not divisible by num_heads=3"):
         MultiHeadSelfAttention(num_heads=3)(inputs())
+
+
+def test_lora_options_are_one_config_and_old_configs_load():
+    from kerasbert.layers.lora import LoraConfig
+
+    layer = block(lora_config=LoraConfig(rank=2, alpha=4, targets=["query", "output"]))
+    layer(inputs())
+    assert sorted(layer.lora) == ["output"] and sorted(layer.attention.lora) == ["query"]
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
+    assert clone.lora_config == LoraConfig(2, 4, ("query", "output"))
+    saved_before = {**block().get_config(), "lora_rank": 2, "lora_alpha": 4, "lora_targets": ["value"],
+                    "lora_dropout": 0.0}
+    saved_before.pop("lora_config")
+    assert TransformerEncoderBlock.from_config(saved_before).lora_config == LoraConfig(2, 4, ("value",))
+    with pytest.raises(ValueError, match=r"lora_targets \['querry'\]: unknown"):
+        LoraConfig(rank=2, targets=["querry"])

@@ -213,7 +213,7 @@ def test_config_is_small_and_the_model_an_asset(albert, spiece_folder, tmp_path)
     config = keras.saving.serialize_keras_object(AlbertTokenizer(spiece_folder, keep_accents=True))
     assert len(json.dumps(config)) < 1000
     restored = keras.saving.deserialize_keras_object(config)
-    assert restored.keep_accents and not restored.has_proto
+    assert restored.keep_accents and not restored.has_vocabulary
     with pytest.raises(ValueError, match="has no SentencePiece model.*set_proto"):
         restored(["text"])
     albert.save_assets(tmp_path)

@@ -80,7 +80,7 @@ def test_vocabulary_without_a_special_token_names_it(tokenizer):
     with pytest.raises(ValueError, match=r"mask_token='\[MASK\]'"):
         BertTokenizer(tokens)
     with pytest.raises(ValueError, match=r"unk_token='<unk>'"):
-        BertTokenizer(tokenizer.get_vocabulary(), unk_token="<unk>")
+        BertTokenizer(tokenizer.get_vocabulary(), special_tokens={"unk_token": "<unk>"})
 
 
 def test_vocabulary_with_a_repeated_token_is_refused():
@@ -104,6 +104,16 @@ def test_bad_settings_are_refused(tokenizer):
 @pytest.mark.parametrize("name", ["unk_token", "cls_token", "sep_token", "pad_token", "mask_token"])
 def test_special_tokens_are_checked_on_entry(tokenizer, name):
     with pytest.raises(TypeError, match=f"{name} must be a token of the vocabulary, a string such as '\\["):
-        BertTokenizer(tokenizer.get_vocabulary(), **{name: None})
+        BertTokenizer(tokenizer.get_vocabulary(), special_tokens={name: None})
     with pytest.raises(ValueError, match=f"{name} must be a token of the vocabulary.*got ' '"):
-        BertTokenizer(tokenizer.get_vocabulary(), **{name: " "})
+        BertTokenizer(tokenizer.get_vocabulary(), special_tokens={name: " "})
+
+
+def test_settings_saved_with_one_key_per_special_token_load(tokenizer):
+    settings = {"lowercase": True, "unk_token": "[UNK]", "mask_token": "[MASK]"}
+    assert BertTokenizer.upgrade_settings(settings) == {"lowercase": True, "special_tokens": {
+        "unk_token": "[UNK]", "mask_token": "[MASK]"}}
+    restored = BertTokenizer.from_config({**tokenizer.get_config(), **settings, "special_tokens": None})
+    assert restored.special_tokens() == tokenizer.special_tokens()
+    with pytest.raises(ValueError, match=r"special_tokens has \['bos_token'\]; it names \['unk_token'"):
+        BertTokenizer(tokenizer.get_vocabulary(), special_tokens={"bos_token": "<s>"})

@@ -295,4 +295,4 @@ print(served(tf.constant({EDGE_CASES!r})).numpy().tolist())
 
 def test_special_tokens_are_checked_on_entry(roberta_folder):
     with pytest.raises(TypeError, match="unk_token must be a token of the vocabulary, a string such as '<unk>'"):
-        RobertaTokenizer(roberta_folder, unk_token=None)
+        RobertaTokenizer(roberta_folder, special_tokens={"unk_token": None})

@@ -25,11 +25,11 @@ class AlbertBackbone(BertBackbone):
     family = "albert"
 
     def __init__(self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, embedding_dim=128,
-                 num_block_groups=1, blocks_per_group=1, activation="gelu_approximate", dropout=0.0,
-                 attention_dropout=0.0, **kwargs):
+                 num_block_groups=1, blocks_per_group=1, **kwargs):
         if not embedding_dim:
             raise ValueError("AlbertBackbone needs embedding_dim (ALBERT always projects its embeddings to "
                              f"hidden_dim; 128 in the released models), got {embedding_dim!r}.")
-        super().__init__(vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=dropout,
-                         attention_dropout=attention_dropout, activation=activation, embedding_dim=embedding_dim,
-                         num_block_groups=num_block_groups, blocks_per_group=blocks_per_group, **kwargs)
+        albert = {"activation": "gelu_approximate", "dropout": 0.0, "attention_dropout": 0.0}  # v2's, not BERT's
+        super().__init__(vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim,
+                         embedding_dim=embedding_dim, num_block_groups=num_block_groups,
+                         blocks_per_group=blocks_per_group, **{**albert, **kwargs})

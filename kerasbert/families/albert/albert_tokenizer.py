@@ -24,7 +24,7 @@ from sentencepiece import SentencePieceProcessor, sentencepiece_model_pb2
 from kerasbert.atomic_files import write_bytes_atomically
 from kerasbert.tokenizers import unicode_tables
 from kerasbert.tokenizers.bert_packer import BertPacker
-from kerasbert.tokenizers.tokenizer_base import TokenizerBase, to_int_ids
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
 
 PROTO_ASSET = "spiece.model"  # inside a `.keras` file's assets: the SentencePiece model, as is
@@ -235,8 +235,8 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
             words, not cut out first (`"lost - it"` -> `▁lost ▁ - ▁it`, not `▁lost - ▁it`), `[MASK]`
             takes the whitespace before it into its span, and pieces ending in a digit and a comma
             lose 100 of score. False: as HF's `AlbertTokenizerFast` built from `spiece.model`.
-        unk_token, cls_token, sep_token, pad_token, mask_token: the special pieces, all of which
-            must be in the model.
+        special_tokens: the special pieces that differ from `default_special_tokens`, by name ("unk_token",
+            "cls_token", "sep_token", "pad_token", "mask_token"); all must be in the model.
 
     Examples:
         >>> tokenizer = AlbertTokenizer("albert-base-v2/spiece.model")  # doctest: +SKIP
@@ -247,26 +247,20 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'the cat[MASK] on the mat.'], dtype=object)>
     """
 
-    def __init__(
-        self,
-        proto=None,
-        do_lower_case=True,
-        keep_accents=False,
-        legacy_added_tokens=False,
-        unk_token="<unk>",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        pad_token="<pad>",
-        mask_token="[MASK]",
-        **kwargs,
-    ):
+    default_special_tokens = {"unk_token": "<unk>", "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "<pad>",
+                              "mask_token": "[MASK]"}
+    config_names = ("do_lower_case", "keep_accents", "legacy_added_tokens")
+    vocabulary_files = "SentencePiece model"
+    set_vocabulary_call = "set_proto('spiece.model')"
+
+    def __init__(self, proto=None, do_lower_case=True, keep_accents=False, legacy_added_tokens=False,
+                 special_tokens=None, **kwargs):
         super().__init__(**kwargs)
         self.do_lower_case = bool(do_lower_case)
         self.keep_accents = bool(keep_accents)
         self.legacy_added_tokens = bool(legacy_added_tokens)
-        self.set_special_tokens(unk_token=unk_token, cls_token=cls_token, sep_token=sep_token, pad_token=pad_token,
-                                mask_token=mask_token)
-        self._proto = None
+        self.set_special_tokens(special_tokens)
+        self._proto = self._vocabulary = None
         if proto is not None:
             self.set_proto(proto)
 
@@ -278,11 +272,7 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
             >>> tokenizer = AlbertTokenizer.from_config(config)  # doctest: +SKIP
             >>> tokenizer.set_proto("albert-base-v2/spiece.model")  # doctest: +SKIP
         """
-        if self._proto is not None:
-            raise ValueError(
-                "This AlbertTokenizer already has a SentencePiece model; its ids are fixed. Make a new "
-                "AlbertTokenizer for another model."
-            )
+        self.check_no_vocabulary_yet()
         proto, model = read_proto(proto)
         tokens = tuple(piece.piece for piece in model.pieces)
         token_ids = {token: index for index, token in enumerate(tokens)}
@@ -308,19 +298,6 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         self._token_ids = token_ids
         self._vocabulary = tokens
         self._proto = proto
-
-    @property
-    def has_proto(self):
-        return self._proto is not None
-
-    def _checked_vocabulary(self):
-        if self._proto is None:
-            raise ValueError(
-                f"AlbertTokenizer '{self.name}' has no SentencePiece model: it was made from a config "
-                "alone (the model is stored beside the config, as an asset of the `.keras` file). Load "
-                "the model with keras.saving.load_model, or call set_proto('spiece.model')."
-            )
-        return self._vocabulary
 
     # Presets: HF's `spiece.model` and tokenizer settings.
 
@@ -525,15 +502,9 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
 
     # Detokenising.
 
-    def detokenize(self, ids):
-        """Text from ids, as HF's `decode`: the pieces joined, `▁` made a space, none at the start.
-        A row of ids gives a string; a batch gives one per row."""
-        vocabulary = self._checked_vocabulary()
-        ids = to_int_ids(ids)
-        if ids.shape.rank == 1:
-            return self.detokenize(ids[tf.newaxis])[0]
-        ids = self.checked_id_rows(ids)
-        tokens = tf.gather(tf.constant(vocabulary), ids.flat_values)
+    def join_tokens(self, ids):
+        """`detokenize`'s join, as HF's `decode`: the pieces joined, `▁` made a space, none at the start."""
+        tokens = tf.gather(tf.constant(self._checked_vocabulary()), ids.flat_values)
         token_ids = tf.range(tf.size(tokens, out_type=tf.int64))
         first_in_row = token_ids == tf.gather(ids.row_splits, ids.value_rowids())
         tokens = tf.where(
@@ -542,18 +513,6 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
             tf.strings.regex_replace(tokens, chr(WORD_START), " "),
         )
         return tf.strings.reduce_join(ids.with_flat_values(tokens), axis=-1)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "do_lower_case": self.do_lower_case,
-                "keep_accents": self.keep_accents,
-                "legacy_added_tokens": self.legacy_added_tokens,
-                **self.special_tokens(),
-            }
-        )
-        return config
 
 
 def re_escape(token):

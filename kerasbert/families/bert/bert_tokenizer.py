@@ -10,7 +10,7 @@ import tensorflow_text as tf_text
 
 from kerasbert.atomic_files import write_text_atomically
 from kerasbert.tokenizers.bert_packer import BertPacker
-from kerasbert.tokenizers.tokenizer_base import TokenizerBase, to_int_ids
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 from kerasbert.tokenizers.vocabulary import CONTINUATION_PREFIX, check_vocabulary, load_vocabulary
 from kerasbert.tokenizers.word_splitter import WordSplitter
 
@@ -55,8 +55,8 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         tokenize_chinese_chars: make each CJK ideograph a word of its own.
         split_special_tokens: if True, `"[MASK]"` in the text is ordinary text, not the mask token.
         max_chars_per_word: longer words become the unknown token.
-        unk_token, cls_token, sep_token, pad_token, mask_token: the special tokens, all of which
-            must be in the vocabulary.
+        special_tokens: the special tokens that differ from `default_special_tokens`, by name ("unk_token",
+            "cls_token", "sep_token", "pad_token", "mask_token"); all must be in the vocabulary.
 
     Examples:
         >>> tokenizer = BertTokenizer("all-MiniLM-L6-v2/vocab.txt")  # doctest: +SKIP
@@ -66,6 +66,12 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         <tf.Tensor: shape=(1,), dtype=string, numpy=array([b'the cafe [MASK] opens.'], dtype=object)>
     """
 
+    default_special_tokens = {"unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+                              "mask_token": "[MASK]"}
+    config_names = ("lowercase", "strip_accents", "tokenize_chinese_chars", "split_special_tokens",
+                    "max_chars_per_word")
+    set_vocabulary_call = "set_vocabulary(tokens or 'vocab.txt')"
+
     def __init__(
         self,
         vocabulary=None,
@@ -74,11 +80,7 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         tokenize_chinese_chars=True,
         split_special_tokens=False,
         max_chars_per_word=100,
-        unk_token="[UNK]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        pad_token="[PAD]",
-        mask_token="[MASK]",
+        special_tokens=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -89,8 +91,7 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         self.tokenize_chinese_chars = bool(tokenize_chinese_chars)
         self.split_special_tokens = bool(split_special_tokens)
         self.max_chars_per_word = max_chars_per_word
-        self.set_special_tokens(unk_token=unk_token, cls_token=cls_token, sep_token=sep_token, pad_token=pad_token,
-                                mask_token=mask_token)
+        self.set_special_tokens(special_tokens)
         self._splitter = WordSplitter(
             lowercase=self.lowercase,
             strip_accents=self.lowercase if strip_accents is None else bool(strip_accents),
@@ -109,11 +110,7 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
             >>> tokenizer = BertTokenizer.from_config(config)  # doctest: +SKIP
             >>> tokenizer.set_vocabulary("vocab.txt")  # doctest: +SKIP
         """
-        if self._vocabulary is not None:
-            raise ValueError(
-                "This BertTokenizer already has a vocabulary; its ids are fixed. Make a new "
-                "BertTokenizer for another vocabulary."
-            )
+        self.check_no_vocabulary_yet()
         tokens = tuple(load_vocabulary(vocabulary))
         check_vocabulary(tokens, self.special_tokens())
         self._token_ids = {token: index for index, token in enumerate(tokens)}
@@ -126,19 +123,6 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
             no_pretokenization=True,
         )
         self._vocabulary = tokens
-
-    @property
-    def has_vocabulary(self):
-        return self._vocabulary is not None
-
-    def _checked_vocabulary(self):
-        if self._vocabulary is None:
-            raise ValueError(
-                f"BertTokenizer '{self.name}' has no vocabulary: it was made from a config alone (the "
-                "vocabulary is stored beside the config, as an asset of the `.keras` file). Load the "
-                "model with keras.saving.load_model, or call set_vocabulary(tokens or 'vocab.txt')."
-            )
-        return self._vocabulary
 
     # Saving: the vocabulary is a file in the `.keras` archive, not part of the config.
 
@@ -219,15 +203,10 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
 
     # Detokenising.
 
-    def detokenize(self, ids):
-        """Text from ids, as HF's `decode`: tokens joined by spaces, `##` pieces glued to the previous
-        one, no space before `. ? ! ,`. A row of ids gives a string; a batch gives one per row."""
-        vocabulary = self._checked_vocabulary()
-        ids = to_int_ids(ids)
-        if ids.shape.rank == 1:
-            return self.detokenize(ids[tf.newaxis])[0]
-        ids = self.checked_id_rows(ids)
-        tokens = tf.gather(tf.constant(vocabulary), ids.flat_values)
+    def join_tokens(self, ids):
+        """`detokenize`'s join, as HF's `decode`: tokens joined by spaces, `##` pieces glued to the previous
+        one, no space before `. ? ! ,`."""
+        tokens = tf.gather(tf.constant(self._checked_vocabulary()), ids.flat_values)
         first_in_row = tf.range(tf.size(tokens, out_type=tf.int64)) == tf.gather(
             ids.row_splits, ids.value_rowids()
         )
@@ -244,20 +223,6 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         for dirty, clean in DECODER_CLEANUP:
             tokens = tf.strings.regex_replace(tokens, re.escape(dirty), clean)
         return tf.strings.reduce_join(ids.with_flat_values(tokens), axis=-1)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "lowercase": self.lowercase,
-                "strip_accents": self.strip_accents,
-                "tokenize_chinese_chars": self.tokenize_chinese_chars,
-                "split_special_tokens": self.split_special_tokens,
-                "max_chars_per_word": self.max_chars_per_word,
-                **self.special_tokens(),
-            }
-        )
-        return config
 
 
 def join_words(pieces, word_row_splits):

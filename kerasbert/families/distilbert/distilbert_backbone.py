@@ -23,7 +23,7 @@ class DistilBertBackbone(BertBackbone):
 
     family = "distilbert"
 
-    def __init__(self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, num_segments=0,
-                 use_pooler=False, **kwargs):
+    def __init__(self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, **kwargs):
+        distilbert = {"num_segments": 0, "use_pooler": False}  # its defaults where they are not BERT's
         super().__init__(vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim,
-                         num_segments=num_segments, use_pooler=use_pooler, **kwargs)
+                         **{**distilbert, **kwargs})

@@ -24,10 +24,10 @@ class RobertaBackbone(BertBackbone):
     family = "roberta"
 
     def __init__(self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, padding_token_id=1,
-                 max_sequence_length=514, num_segments=1, layer_norm_epsilon=1e-5, **kwargs):
+                 **kwargs):
         if isinstance(padding_token_id, bool) or not isinstance(padding_token_id, int):
             raise ValueError(f"RobertaBackbone needs padding_token_id, the id its positions count from (1 in "
                              f"roberta-base), got {padding_token_id!r}.")
+        roberta = {"max_sequence_length": 514, "num_segments": 1, "layer_norm_epsilon": 1e-5}  # not BERT's defaults
         super().__init__(vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim,
-                         max_sequence_length=max_sequence_length, num_segments=num_segments,
-                         layer_norm_epsilon=layer_norm_epsilon, padding_token_id=padding_token_id, **kwargs)
+                         padding_token_id=padding_token_id, **{**roberta, **kwargs})

@@ -11,7 +11,7 @@ import tensorflow_text as tf_text
 from kerasbert.atomic_files import write_text_atomically
 from kerasbert.families.roberta.roberta_packer import RobertaPacker
 from kerasbert.tokenizers.string_inputs import to_string_tensor
-from kerasbert.tokenizers.tokenizer_base import TokenizerBase, to_int_ids
+from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 
 VOCABULARY_FILE = "vocab.json"  # token -> id, as in HF RoBERTa and GPT-2 folders (and `.keras` assets)
 MERGES_FILE = "merges.txt"  # one merge "a b" a line, the first merged first
@@ -144,8 +144,9 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         add_prefix_space: put a space before the text (and after each special token written in it), so
             that its first word is cut as any other.
         mask_token_lstrip: the mask token written in the text takes the whitespace before it.
-        unk_token, cls_token, sep_token, pad_token, mask_token: the special tokens, all of which must be
-            in the vocabulary (`<s>` is also RoBERTa's bos, `</s>` its eos).
+        special_tokens: the special tokens that differ from `default_special_tokens`, by name ("unk_token",
+            "cls_token", "sep_token", "pad_token", "mask_token"); all must be in the vocabulary (`<s>` is also
+            RoBERTa's bos, `</s>` its eos).
 
     Examples:
         >>> tokenizer = RobertaTokenizer("roberta-base")  # doctest: +SKIP
@@ -155,24 +156,18 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         <tf.Tensor: shape=(), dtype=string, numpy=b'Hello<mask>!'>
     """
 
-    def __init__(
-        self,
-        vocabulary=None,
-        merges=None,
-        add_prefix_space=False,
-        mask_token_lstrip=True,
-        unk_token="<unk>",
-        cls_token="<s>",
-        sep_token="</s>",
-        pad_token="<pad>",
-        mask_token="<mask>",
-        **kwargs,
-    ):
+    vocabulary_files = "vocabulary and merges"
+    set_vocabulary_call = "set_vocabulary(folder)"
+    default_special_tokens = {"unk_token": "<unk>", "cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>",
+                              "mask_token": "<mask>"}
+    config_names = ("add_prefix_space", "mask_token_lstrip")
+
+    def __init__(self, vocabulary=None, merges=None, add_prefix_space=False, mask_token_lstrip=True,
+                 special_tokens=None, **kwargs):
         super().__init__(**kwargs)
         self.add_prefix_space = bool(add_prefix_space)
         self.mask_token_lstrip = bool(mask_token_lstrip)
-        self.set_special_tokens(unk_token=unk_token, cls_token=cls_token, sep_token=sep_token, pad_token=pad_token,
-                                mask_token=mask_token)
+        self.set_special_tokens(special_tokens)
         self._vocabulary = None
         if vocabulary is not None or merges is not None:
             self.set_vocabulary(vocabulary, merges)
@@ -185,11 +180,7 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
             >>> tokenizer = RobertaTokenizer.from_config(config)  # doctest: +SKIP
             >>> tokenizer.set_vocabulary("vocab.json", "merges.txt")  # doctest: +SKIP
         """
-        if self._vocabulary is not None:
-            raise ValueError(
-                "This RobertaTokenizer already has a vocabulary; its ids are fixed. Make a new "
-                "RobertaTokenizer for another vocabulary."
-            )
+        self.check_no_vocabulary_yet()
         token_ids, pairs = read_bpe_files(vocabulary, merges)
         tokens = sorted(token_ids, key=token_ids.get)
         if sorted(token_ids.values()) != list(range(len(tokens))):
@@ -200,7 +191,8 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         if missing:
             raise ValueError(
                 f"The vocabulary lacks {', '.join(missing)}. A byte-level BPE vocabulary has the 256 byte "
-                "characters and the special tokens; pass the names yours uses (e.g. unk_token='[UNK]')."
+                "characters and the special tokens; pass the names yours uses (e.g. "
+                "special_tokens={'unk_token': '[UNK]'})."
             )
         # left id * size + right id -> (rank, merged id); a merge listed twice keeps its last rank, as in HF
         merge_table = {}
@@ -244,19 +236,6 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         self._token_ids = token_ids
         self._merges = tuple(f"{left} {right}" for left, right in pairs)
         self._vocabulary = tuple(tokens)
-
-    @property
-    def has_vocabulary(self):
-        return self._vocabulary is not None
-
-    def _checked_vocabulary(self):
-        if self._vocabulary is None:
-            raise ValueError(
-                f"RobertaTokenizer '{self.name}' has no vocabulary: it was made from a config alone (the "
-                "vocabulary and merges are stored beside the config, as assets of the `.keras` file). Load "
-                "the model with keras.saving.load_model, or call set_vocabulary(folder)."
-            )
-        return self._vocabulary
 
     # Saving: the vocabulary and merges are files in the `.keras` archive, not part of the config.
 
@@ -505,26 +484,11 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
 
     # Detokenising.
 
-    def detokenize(self, ids):
-        """Text from ids, as HF's `decode` (with no `clean_up_tokenization_spaces`, transformers 5's
+    def join_tokens(self, ids):
+        """`detokenize`'s join, as HF's `decode` (with no `clean_up_tokenization_spaces`, transformers 5's
         default): the bytes of the tokens joined (special tokens as written), bytes that are no UTF-8
-        shown as U+FFFD. A row of ids gives a string; a batch gives one per row."""
-        ids = to_int_ids(ids)
-        if ids.shape.rank == 1:
-            return self.detokenize(ids[tf.newaxis])[0]
-        ids = self.checked_id_rows(ids)
+        shown as U+FFFD."""
         pieces = tf.gather(self._token_bytes, ids.flat_values)
         row_ends = tf.gather(tf.concat([[0], tf.cumsum(byte_length(pieces))], 0), ids.row_splits)
         text = tf.strings.substr(tf.strings.reduce_join(pieces), row_ends[:-1], row_ends[1:] - row_ends[:-1])
         return tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "add_prefix_space": self.add_prefix_space,
-                "mask_token_lstrip": self.mask_token_lstrip,
-                **self.special_tokens(),
-            }
-        )
-        return config
