@@ -104,9 +104,11 @@ class PipelineModel(keras.Model):
         raise NotImplementedError
 
     def default_loss(self):
+        """The Keras loss `fit` compiles with (a hook: see `Task`)."""
         raise NotImplementedError
 
     def balanced_class_weight(self, prepared):
+        """`class_weight="balanced"` as `{class index: weight}`, for the tasks that support it."""
         raise ValueError(f'{type(self).__name__} does not support class_weight="balanced".')
 
     def class_weight_by_index(self, class_weight):
@@ -115,6 +117,7 @@ class PipelineModel(keras.Model):
                          "sample weights of a tf.data.Dataset instead.")
 
     def default_metrics(self):
+        """Keras metrics shown during `fit` (a hook: see `Task`)."""
         return []
 
     def default_weighted_metrics(self):
@@ -122,9 +125,11 @@ class PipelineModel(keras.Model):
         return None
 
     def decode(self, outputs, prepared):
+        """Model outputs -> a DataFrame of predictions, one row per input row (a hook: see `Task`)."""
         raise NotImplementedError
 
     def score(self, outputs, prepared):
+        """Model outputs and labels -> a dict of metrics as fractions, and `errors` (a hook: see `Task`)."""
         raise NotImplementedError
 
     # === Data ===
@@ -240,6 +245,8 @@ class PipelineModel(keras.Model):
 
     def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, learning_rate, seed,
                           group_by_length, backup, cache_features, **kwargs):
+        """`fit`'s work once its arguments are checked: raw data prepared and batched, compile defaults, then
+        Keras' fit."""
         check_weights_are_trainable(self)
         if not is_raw(x):
             if cache_features:

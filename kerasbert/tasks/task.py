@@ -54,15 +54,12 @@ from kerasbert.tasks.pipeline_model import PipelineModel
 class Task(PipelineModel):
     """Base class of the task models; see the module docstring for the hooks. Not used directly.
 
-    `head`: a Keras layer that replaces the task's default head: called on the dict of
-    `head_features` (the backbone's outputs and the padding mask), it returns the task's logits.
-    It is saved in the `.keras` file (register its class with
-    `keras.saving.register_keras_serializable`).
+    `head`: a Keras layer in place of the default head: called on `head_features` (the backbone's outputs and the
+    padding mask), it returns the task's logits; saved in the `.keras` file (register its class with Keras).
     """
 
-    # The DataFrame columns the task reads, by role, with their default names; roles that may be None (never read).
-    default_columns = {}
-    nullable_columns = ()
+    default_columns = {}  # the DataFrame columns the task reads: {role: default name}
+    nullable_columns = ()  # roles that `columns=` may set to None (never read)
 
     def __init__(self, *args, backbone, preprocessor, head=None, fine_tuning="full", head_inputs=None, columns=None,
                  **kwargs):
@@ -86,8 +83,7 @@ class Task(PipelineModel):
 
     # === Construction ===
 
-    # The longest packed input `from_preset` gives when not told: None for the backbone's position table.
-    default_sequence_length = None
+    default_sequence_length = None  # `from_preset`'s longest packed input when not told (None: the whole table)
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, sequence_length=None, allow_pickle=False,
@@ -193,10 +189,12 @@ class Task(PipelineModel):
 
     @property
     def tokenizer(self):
+        """The preprocessor's tokenizer."""
         return self.preprocessor.tokenizer
 
     @property
     def sequence_length(self):
+        """The longest packed input, special tokens included (the preprocessor's)."""
         return self.preprocessor.sequence_length
 
     # === Serving ===
@@ -266,6 +264,7 @@ class Task(PipelineModel):
     config_names = ()  # the constructor arguments kept as attributes of the same name: `get_config` saves them
 
     def get_config(self):
+        """The Keras config: backbone, preprocessor and head serialised, the task's options as plain values."""
         return {
             "name": self.name,
             "trainable": self.trainable,
@@ -289,6 +288,7 @@ class Task(PipelineModel):
 
     @classmethod
     def from_config(cls, config):
+        """The task of a Keras config (one an earlier kerasbert saved too), quantised again if it was."""
         config = cls.upgrade_config(dict(config))
         quantization = config.pop("quantization", None)
         for key in ("backbone", "preprocessor", "head"):
