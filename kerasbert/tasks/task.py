@@ -40,14 +40,13 @@ from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
 from kerasbert.families.sequence_length import check_sequence_length_fits, longest_input
-from kerasbert.fine_tuning import modes
 from kerasbert.fine_tuning.frozen_features import FROZEN_FEATURES, FrozenFeatureState, call_on_frozen_features
 from kerasbert.fine_tuning.modes import FineTuningConfig, apply_fine_tuning, check_fields_given_apart
 from kerasbert.fine_tuning.task_weights import load_task_weights, save_task_weights, task_from_weights
 from kerasbert.json_records import as_config
 from kerasbert.presets.loading import load_checkpoint
-from kerasbert.tasks.columns import columns_from_legacy, resolve_columns
-from kerasbert.tasks.long_inputs import long_inputs_from_legacy
+from kerasbert.tasks.columns import resolve_columns
+from kerasbert.tasks.earlier_options import check_no_earlier_options, upgraded_task_config
 from kerasbert.tasks.pipeline_model import PipelineModel
 
 
@@ -66,6 +65,7 @@ class Task(PipelineModel):
         check_sequence_length_fits(getattr(preprocessor, "sequence_length", None), backbone)  # None: Keras-level use
         check_tokenizer_fits(backbone, getattr(preprocessor, "tokenizer", None))
         check_fields_given_apart(kwargs, fine_tuning)
+        check_no_earlier_options(type(self), kwargs)
         fine_tuning = FineTuningConfig.coerce(fine_tuning)  # its sizes are the backbone's
         columns = resolve_columns(self.default_columns, columns, type(self).__name__, self.nullable_columns)
         super().__init__(*args, **kwargs)
@@ -281,10 +281,7 @@ class Task(PipelineModel):
     def upgrade_config(cls, config):
         """`config` with the keys an earlier kerasbert saved turned into today's (`text_column` -> `columns`,
         `layer_mix` -> `fine_tuning`, `doc_stride` -> `long_inputs`); a task whose options moved adds its own."""
-        config = modes.fine_tuning_from_legacy(config)
-        if "long_inputs" in cls.config_names:
-            config = long_inputs_from_legacy(config)
-        return columns_from_legacy(config, cls.default_columns)
+        return upgraded_task_config(config, cls.default_columns, "long_inputs" in cls.config_names)
 
     @classmethod
     def from_config(cls, config):
@@ -298,3 +295,4 @@ class Task(PipelineModel):
         if quantization:  # the int8 variables the saved weights load into
             task.quantize("int8", weight_only=quantization == WEIGHT_ONLY_INT8)
         return task
+

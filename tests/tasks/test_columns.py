@@ -53,3 +53,11 @@ def test_configs_saved_with_one_key_per_column_become_columns():
     assert columns_from_legacy(saved, BertClassifier.default_columns) == {
         "num_classes": 2, "dropout": 0.1, "columns": {"text": "review", "label": "stars"}}
     assert columns_from_legacy({"num_classes": 2}, BertClassifier.default_columns) == {"num_classes": 2}
+
+
+def test_the_arguments_of_an_earlier_kerasbert_name_todays(tiny_preset):
+    with pytest.raises(TypeError, match=r"label_column, text_column: now pass columns=\{'text': 'review', "
+                                        r"'label': 'stars'\}"):
+        BertClassifier.from_preset(tiny_preset, text_column="review", label_column="stars")
+    with pytest.raises(TypeError, match=r"doc_stride: now pass long_inputs=\{'doc_stride': 16\}"):
+        BertTokenClassifier.from_preset(tiny_preset, doc_stride=16)
