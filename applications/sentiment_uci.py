@@ -39,7 +39,8 @@ def main():
     print(f"  time    {seconds:.0f} s to fine-tune and test")
     print(f"  result  accuracy {results['accuracy']:.3f}, F1 {results['f1']:.3f}"
           f"  (HF transformers, same data and settings: accuracy 0.891)")
-    print(f"  saved   runs/{path.name}, ready for `kerasbert predict` or `kerasbert serve`")
+    print(f"  saved   runs/{path.name}: try  .venv/bin/kerasbert predict runs/{path.name} uci_sentiment:test")
+    print("          (or `source .venv/bin/activate` once, then `kerasbert predict ...`, `kerasbert serve ...`)")
     for text, label, score in zip(examples, predicted["label"], predicted["score"]):
         print(f"  {text!r} -> {label} ({score:.2f})")
 
