@@ -2,12 +2,14 @@
 
 import os
 import sys
+import warnings
 
 import click
 
 from kerasbert.cli.model_commands import convert, export, presets, pretrain
 from kerasbert.cli.serve_command import serve
 from kerasbert.cli.task_commands import evaluate, fit, predict
+from kerasbert.doors import entered_through
 
 DEBUG_ENV = "KERASBERT_DEBUG"
 
@@ -25,13 +27,20 @@ def one_line(error):
     return message or type(error).__name__
 
 
+def show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as one `Warning:` line on stderr, without the source line Python shows."""
+    click.echo(f"Warning: {one_line(message)}", err=True)
+
+
 class OneLineErrors(click.Group):
     """A click group whose commands end on a bad input with `Error: <what and how to fix it>` and exit
     status 1, not a traceback. `KERASBERT_DEBUG=1` shows the traceback."""
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with entered_through("cli"), warnings.catch_warnings():  # fixes proposed as flags: --column text=review
+                warnings.showwarning = show_warning
+                return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except BrokenPipeError:  # `kerasbert presets | head`: the reader left; stop quietly as Unix tools do

@@ -7,6 +7,7 @@ Example:
 """
 
 import csv
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -16,14 +17,14 @@ import pandas as pd
 from kerasbert.atomic_files import write_text_atomically
 from kerasbert.json_records import records
 
-SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
+SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 # Columns that hold lists; in CSV/TSV their cells are JSON lists (`["EU", "rejects"]`) and are read as lists.
 LIST_COLUMNS = ("tokens", "tags", "endings", "answer_texts", "answer_starts", "label", "labels")
 
 
 def read_table(source, default_split="train"):
     """A DataFrame from a file (by its suffix, `.gz` allowed), a shipped data set `name` or `name:split`,
-    or `-`: one text per line on stdin (a tab separates a text pair).
+    or `-`: one text per line on stdin, as in a `.txt` file (a tab separates a text pair).
 
     Only empty CSV cells are missing values: "NA", "null" or "None" stay the texts they are.
     """
@@ -35,6 +36,11 @@ def read_table(source, default_split="train"):
     if path.exists():
         raise ValueError(f"{source} is a folder; give a data file ({', '.join(SUFFIXES)}) or a shipped data set name.")
     return read_shipped(source, default_split)
+
+
+def is_lines(source):
+    """True for sources of text lines (`-` for stdin, a `.txt` file): their table's columns are text, text_pair."""
+    return source == "-" or [s for s in Path(source).suffixes if s != ".gz"][-1:] == [".txt"]
 
 
 def lines_table(lines):
@@ -63,6 +69,10 @@ def read_file(path):
         return read_json(path, lines=suffix == ".jsonl")
     if suffix == ".parquet":
         return read_parquet(path)
+    if suffix == ".txt":
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as lines:
+            return lines_table(lines.read().split("\n"))
     raise ValueError(f"{path}: unknown file type {suffix or '(no suffix)'!r}. Use one of {', '.join(SUFFIXES)}.")
 
 
@@ -92,13 +102,15 @@ def read_parquet(path):
 
 
 def read_shipped(source, default_split):
-    from kerasbert.data.shipped import available_datasets, load_dataset
+    from kerasbert.dataset_folder import available_datasets
 
     name, _, split = source.partition(":")
     if name not in available_datasets():
         raise FileNotFoundError(
             f"No file {source!r}, and no shipped data set of that name. Give a {'/'.join(SUFFIXES)} file, `-` "
             f"for lines on stdin, or one of: {', '.join(available_datasets())} (name or name:split).")
+    from kerasbert.data.shipped import load_dataset
+
     return load_dataset(name, split or default_split)
 
 

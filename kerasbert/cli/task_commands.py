@@ -9,7 +9,8 @@ import time
 import click
 
 from kerasbert.atomic_files import write_text_atomically
-from kerasbert.cli.tables import read_table, write_table
+from kerasbert.cli.tables import is_lines, read_table, write_table
+from kerasbert.saved_files import saved_task
 
 DEFAULT_PRESET = "all_minilm_l6_v2_en"
 # --task names -> task classes; `infer_task` picks one from the columns when --task is not given.
@@ -36,6 +37,28 @@ TRAINING_OPTIONS = [  # `model.fit` keyword arguments, given to `fit` as one `tr
 ]
 
 
+COLUMN_OPTION = click.option(
+    "--column", "column_pairs", multiple=True, metavar="ROLE=NAME",
+    help="Read the ROLE column (text, text_pair, label, tokens, tags, ...) from the data's NAME column, e.g. "
+         "--column text=review (repeatable).")
+
+
+def parse_columns(pairs):
+    """`--column` values -> `{role: column name}`, as a task model's `columns=` takes them.
+
+    Example:
+    >>> parse_columns(["text=review", "label=stars"])
+    {'text': 'review', 'label': 'stars'}
+    """
+    columns = {}
+    for pair in pairs:
+        role, equals, name = pair.partition("=")
+        if not equals or not role.strip() or not name:
+            raise click.BadParameter(f"{pair!r} is not ROLE=NAME (e.g. text=review).", param_hint="--column")
+        columns[role.strip()] = name
+    return columns
+
+
 def with_training_options(command):
     """`command` with the `TRAINING_OPTIONS` flags, which reach it as one `training` dict of `model.fit` arguments."""
 
@@ -47,19 +70,22 @@ def with_training_options(command):
     return functools.reduce(lambda function, option: option(function), reversed(TRAINING_OPTIONS), run)
 
 
-def infer_task(columns):
-    """The --task whose columns the data has, as `fit(df)` reads them.
+def infer_task(columns, named=None):
+    """The --task whose columns the data has, as `fit(df)` reads them; `named` ({role: column}, from --column)
+    counts a role as present when its named column is.
 
     Example:
-    >>> infer_task(["text", "label"]), infer_task(["tokens", "tags"])
-    ('classifier', 'token-classifier')
+    >>> infer_task(["text", "label"]), infer_task(["tokens", "tags"]), infer_task(["review", "label"], {"text": "review"})
+    ('classifier', 'token-classifier', 'classifier')
     """
+    present = set(columns) | {role for role, name in (named or {}).items() if name in set(columns)}
     for task, needed in TASK_COLUMNS.items():
-        if set(needed) <= set(columns):
+        if set(needed) <= present:
             return task
     expected = "; ".join(f"{task}: {', '.join(needed)}" for task, needed in TASK_COLUMNS.items())
     raise ValueError(f"Cannot tell the task from the columns {', '.join(map(str, columns))}. Expected columns "
-                     f"({expected}); or pass --task and --task-arg 'columns={{\"text\": \"<yours>\"}}'.")
+                     f"({expected}); or name yours, e.g. --column text=<yours> --column label=<yours>, and pass "
+                     f"--task.")
 
 
 def parse_task_args(pairs):
@@ -117,10 +143,11 @@ def echo_json(results):
 @click.option("--max-length", type=click.IntRange(min=3), help="Longest packed input in tokens (default: the model's).")
 @click.option("--task-arg", "task_args", multiple=True, metavar="KEY=VALUE",
               help="A task argument, e.g. problem_type=regression or 'columns={\"text\": \"review\"}' (repeatable).")
+@COLUMN_OPTION
 @click.option("--output", default="model.keras", show_default=True, help="The .keras file to write.")
 @click.option("--report", "report_dir", help="Write curves, metrics.json and a model card to this folder.")
 @with_training_options
-def fit(data, task, preset, validation_source, max_length, task_args, output, report_dir, training):
+def fit(data, task, preset, validation_source, max_length, task_args, column_pairs, output, report_dir, training):
     """Fine-tune a task model on DATA and save it.
 
     DATA is a CSV/TSV/JSONL/Parquet file or a shipped data set (uci_sentiment, or uci_sentiment:train).
@@ -131,15 +158,20 @@ def fit(data, task, preset, validation_source, max_length, task_args, output, re
     \b
     Example:
         kerasbert fit uci_sentiment --epochs 2 --output sentiment.keras --report sentiment_report
+        kerasbert fit reviews.csv --column text=review --column label=stars
     """
-    import kerasbert.tasks as applications
-
+    arguments = parse_task_args(task_args)
+    columns = {**(arguments.pop("columns", None) or {}), **parse_columns(column_pairs)}
     prepare_output_folder(output, ".keras")
     train = read_table(data)
     validation = read_table(validation_source) if validation_source else None
-    task = task or infer_task(train.columns)
+    task = task or infer_task(train.columns, columns)
+
+    import kerasbert.tasks as applications  # TensorFlow: after the arguments and the data are checked
+
     task_class = getattr(applications, TASK_CLASSES[task])
-    model = task_class.from_preset(preset, sequence_length=max_length, **parse_task_args(task_args))
+    model = task_class.from_preset(preset, sequence_length=max_length, **arguments,
+                                   **({"columns": columns} if columns else {}))
     click.echo(f"Fine-tuning {type(model).__name__} on {preset}: {len(train)} rows of {data}", err=True)
     started = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):  # progress for people on stderr; stdout keeps the results
@@ -164,20 +196,42 @@ def fit(data, task, preset, validation_source, max_length, task_args, output, re
         click.echo(f"Report in {report_dir}", err=True)
 
 
+def read_for_model(model_file, data, columns, with_labels):
+    """DATA read and its columns checked against MODEL_FILE's saved columns, before TensorFlow loads the model;
+    returns the table and the columns to read (lines of text, from stdin or a .txt file, are the model's text)."""
+    frame = read_table(data, default_split="test")
+    saved = saved_task(model_file)
+    if is_lines(data):
+        columns = {**{role: role for role in ("text", "text_pair") if role in frame.columns}, **columns}
+    saved.with_columns(columns).check_columns(frame.columns, with_labels)
+    return frame, columns or None
+
+
+@contextlib.contextmanager
+def progress_on_stderr():
+    """Keras' progress on stderr (stdout keeps the results): a bar on a terminal, plain lines in a log."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
 @click.command()
 @click.argument("model_file")
 @click.argument("data")
+@COLUMN_OPTION
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @click.option("--output", help="Also write the metrics to this JSON file.")
-def evaluate(model_file, data, batch_size, output):
+def evaluate(model_file, data, column_pairs, batch_size, output):
     """Score MODEL_FILE (.keras) on labelled DATA; prints the metrics as JSON.
 
     \b
     Example:
         kerasbert evaluate sentiment.keras uci_sentiment:test
+        kerasbert evaluate sentiment.keras reviews.csv --column text=review --column label=stars
     """
+    frame, columns = read_for_model(model_file, data, parse_columns(column_pairs), with_labels=True)
     model = load_task(model_file)
-    results = model.evaluate(read_table(data, default_split="test"), batch_size=batch_size, verbose=0)
+    with progress_on_stderr():
+        results = model.evaluate(frame, batch_size=batch_size, columns=columns)
     echo_json(results)
     if output:
         write_text_atomically(output, json.dumps(results, indent=2, default=float) + "\n")
@@ -186,11 +240,13 @@ def evaluate(model_file, data, batch_size, output):
 @click.command()
 @click.argument("model_file")
 @click.argument("data", default="-")
+@COLUMN_OPTION
 @click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True)
 @click.option("--output", help="A .jsonl or .csv file (default: stdout).")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from --output, else jsonl.")
-def predict(model_file, data, batch_size, output, fmt):
-    """Predict with MODEL_FILE (.keras) on DATA (a file, a shipped set, or `-`: one text per line on stdin).
+def predict(model_file, data, column_pairs, batch_size, output, fmt):
+    """Predict with MODEL_FILE (.keras) on DATA (a file, a shipped set, a .txt file or `-` for stdin: one text
+    per line, a tab before a text's pair).
 
     Each row comes back with the input's columns and the predictions (labels and scores, tags and
     entities with character spans, answers with character spans); a prediction column whose name the
@@ -200,12 +256,17 @@ def predict(model_file, data, batch_size, output, fmt):
     Example:
         printf 'a lovely film\\nawful acting\\n' | kerasbert predict sentiment.keras
         kerasbert predict ner.keras sentences.jsonl --output entities.jsonl
+        kerasbert predict sentiment.keras reviews.csv --column text=review
     """
     import pandas as pd
 
+    if data == "-" and sys.stdin.isatty():
+        click.echo("Reading texts from the terminal, one per line; end with Ctrl-D. (Or give a file: kerasbert "
+                   "predict MODEL reviews.csv)", err=True)
+    frame, columns = read_for_model(model_file, data, parse_columns(column_pairs), with_labels=False)
     model = load_task(model_file)
-    frame = read_table(data, default_split="test")
-    predictions = model.predict(frame, batch_size=batch_size, verbose=0)
+    with progress_on_stderr():
+        predictions = model.predict(frame, batch_size=batch_size, columns=columns)
     clashing = set(predictions.columns) & set(frame.columns)
     predictions = predictions.rename(columns={name: f"predicted_{name}" for name in clashing})
     write_table(pd.concat([frame, predictions.set_axis(frame.index)], axis=1), output, fmt)

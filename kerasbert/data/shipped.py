@@ -15,30 +15,10 @@ Examples:
 import gzip
 import hashlib
 import json
-import os
-from pathlib import Path
 
 import pandas as pd
 
-DATASETS_ENV = "KERASBERT_DATASETS"
-
-
-def datasets_dir():
-    """The shipped data folder: `$KERASBERT_DATASETS` if set, else `<repo>/datasets`."""
-    override = os.environ.get(DATASETS_ENV)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "datasets"  # kerasbert/data/shipped.py -> <repo>
-
-
-def available_datasets():
-    """Names of the shipped data sets (folders of `datasets_dir()` with a `manifest.json`)."""
-    root = datasets_dir()
-    if not root.is_dir():
-        raise FileNotFoundError(
-            f"No shipped data folder at {root}. The data sets ship with the kerasbert repository, "
-            f"not the wheel: use a source checkout, or set {DATASETS_ENV} to its `datasets` folder.")
-    return sorted(p.parent.name for p in root.glob("*/manifest.json"))
+from kerasbert.dataset_folder import DATASETS_ENV, available_datasets, datasets_dir  # noqa: F401 (public here too)
 
 
 def load_dataset(name, split=None):

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from kerasbert.doors import column_hint
+
 PROBLEM_TYPES = ("binary", "multiclass", "multilabel", "regression")
 _LIST_TYPES = (list, tuple, set, frozenset, np.ndarray)
 
@@ -73,7 +75,7 @@ def check_unique_columns(df):
 
 def require_columns(df, columns):
     """Raise if a column is missing; `columns` maps the caller's argument name (`text_column`, or `columns['text']`
-    for a task model's role) to the column name.
+    for a task model's role) to the column name. The suggested column is one no other argument reads.
 
     Examples:
         >>> require_columns(pd.DataFrame({"review": ["ok"]}), {"text_column": "text"})
@@ -84,20 +86,33 @@ def require_columns(df, columns):
     for argument, column in columns.items():
         if column in existing:
             continue
-        closest = _closest_column(column, existing)
+        free = [name for name in existing if name not in columns.values()]
+        closest = _closest_column(column, free)
         suggestion = f" Did you mean {closest!r}?" if closest is not None else ""
-        example = closest if closest is not None else (existing[0] if existing else "...")
+        example = closest if closest is not None else (free[0] if free else None)
+        if example is None:
+            used = "; ".join(f"{name!r} is the {role_of(other)} column" for other, name in columns.items()
+                             if name in existing)
+            raise ValueError(f"Column {column!r} not found. The data has columns {existing}{': ' if used else ''}"
+                             f"{used}. Add the {role_of(argument)} as a {column!r} column.")
         raise ValueError(
-            f"Column {column!r} not found. The DataFrame has columns {existing}."
+            f"Column {column!r} not found. The data has columns {existing}."
             f"{suggestion} To read another column, pass its name, e.g. {naming(argument, example)}."
         )
 
 
-def naming(argument, column):
-    """How to pass `column` for `argument`: `text_column='review'`, or `columns={'text': 'review'}` for a task
-    model's `columns['text']`."""
+def role_of(argument):
+    """`columns['text']` -> "text", `text_column` -> "text_column": what an argument names, for messages."""
     if argument.startswith("columns[") and argument.endswith("]"):
-        return f"columns={{{argument[len('columns['):-1]}: {column!r}}}"
+        return str(argument[len("columns["):-1]).strip("'\"")
+    return argument
+
+
+def naming(argument, column):
+    """How to pass `column` for `argument`: `text_column='review'`, or for a task model's `columns['text']` the
+    current door's syntax (`columns={'text': 'review'}`, `--column text=review`, a request's `"columns"`)."""
+    if argument.startswith("columns[") and argument.endswith("]"):
+        return column_hint(role_of(argument), column)
     return f"{argument}={column!r}"
 
 

@@ -30,6 +30,7 @@ from kerasbert.arguments import check_number
 from kerasbert.data.prepared import Prepared
 from kerasbert.distillation.student_models import DISTILLABLE_TASKS, distillation_view, with_backbone_outputs
 from kerasbert.families.sequence_length import longest_input
+from kerasbert.progress import progress_verbosity
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, POOLER_ONLY_WITHOUT_GRADIENTS, check_run_arguments
@@ -332,7 +333,7 @@ class Distiller(keras.Model):
         with warnings.catch_warnings():  # a token classifier leaves its pooler without gradients
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
             return super().fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=validation,
-                               verbose=verbose, callbacks=callbacks, shuffle=False)  # shuffled with `seed` already
+                               verbose=progress_verbosity(verbose), callbacks=callbacks, shuffle=False)  # shuffled with `seed` already
 
     def training_examples(self, labelled, unlabelled):
         """The student's prepared training rows: the labelled ones, then the unlabelled ones (label 0, weight 0 in

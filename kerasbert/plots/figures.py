@@ -46,7 +46,13 @@ def training_curves(history, path):
         if f"val_{name}" in logs:
             axis.plot(epochs, logs[f"val_{name}"], marker="s", label="validation")
         axis.set(title=name, xlabel="epoch")
-        axis.xaxis.get_major_locator().set_params(integer=True)
+        if len(epochs) == 1:  # one epoch: a labelled point per series, not lone dots on a 0.96-1.04 axis
+            axis.set(xlim=(0.5, 1.5), xticks=[1])
+            for line in axis.get_lines():
+                axis.annotate(f"{line.get_ydata()[0]:.3f}", (1, line.get_ydata()[0]), textcoords="offset points",
+                              xytext=(8, 0), va="center")
+        else:
+            axis.xaxis.get_major_locator().set_params(integer=True)
         axis.legend()
     return save(figure, path)
 
@@ -103,8 +109,9 @@ def attention_map(model, text, path, layer=-1, head=0):
     plt = pyplot()
     size = 1.5 + 0.32 * length
     figure, axis = plt.subplots(figsize=(size, size))
-    axis.imshow(weights[head, :length, :length], cmap="viridis")
+    image = axis.imshow(weights[head, :length, :length], cmap="viridis", vmin=0)
+    figure.colorbar(image, ax=axis, fraction=0.046, pad=0.04, label="attention weight")
     axis.set(xticks=range(length), yticks=range(length), xticklabels=tokens, yticklabels=tokens,
-             title=f"layer {layer % len(attentions)}, head {head}")
+             xlabel="key (attended to)", ylabel="query (attending)", title=f"layer {layer % len(attentions)}, head {head}")
     plt.setp(axis.get_xticklabels(), rotation=90)
     return save(figure, path)

@@ -2,7 +2,8 @@
 
 `POST /predict` takes a JSON list of inputs, or `{"inputs": [...]}`: texts (`["a lovely film"]`), text
 pairs (`[["question", "answer"]]`), or objects with the model's columns (`[{"question": ..., "context":
-...}]`); it answers `{"predictions": [...]}`, one record per input, as `predict` returns them.
+...}]`); `{"inputs": [...], "columns": {"text": "body"}}` names the fields that hold the model's roles. It
+answers `{"predictions": [...]}`, one record per input, as `predict` returns them.
 Errors: malformed JSON 400; too many inputs or too long a text 413; inputs the model refuses 422 (the
 message says why); the server keeps serving.
 
@@ -22,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from kerasbert.doors import entered_through
 from kerasbert.json_records import records
 from kerasbert.serving.micro_batching import MicroBatcher
 
@@ -47,8 +49,10 @@ class BadRequest(Exception):
         self.status = status
 
 
-def frame_of(body, limits):
-    """The request body as a DataFrame of inputs, or BadRequest naming what is wrong."""
+def frame_of(body, limits, model_columns=None):
+    """The request body as a DataFrame of inputs under the model's column names (`model_columns`, {role:
+    name}), or BadRequest naming what is wrong."""
+    model_columns = model_columns or {}
     inputs = body.get("inputs") if isinstance(body, dict) else body
     if not isinstance(inputs, list):
         raise BadRequest(422, 'Send a JSON list of inputs, or {"inputs": [...]}: texts, [text, text_pair] pairs, '
@@ -57,12 +61,14 @@ def frame_of(body, limits):
         raise BadRequest(413, f"{len(inputs)} inputs in one request; the limit is {limits.max_inputs}. "
                               f"Split the request.")
     kinds = {type(item) for item in inputs}
+    text, text_pair = model_columns.get("text", "text"), model_columns.get("text_pair", "text_pair")
     if kinds <= {str}:
-        frame = pd.DataFrame({"text": inputs})
+        frame = pd.DataFrame({text: inputs})
     elif kinds <= {list} and all(len(item) == 2 and all(isinstance(t, str) for t in item) for item in inputs):
-        frame = pd.DataFrame(inputs, columns=["text", "text_pair"])
+        frame = pd.DataFrame(inputs, columns=[text, text_pair])
     elif kinds <= {dict}:
-        frame = pd.DataFrame.from_records(inputs)
+        named = body.get("columns") if isinstance(body, dict) else None
+        frame = renamed_fields(pd.DataFrame.from_records(inputs), named, model_columns)
     else:
         raise BadRequest(422, "Each input must be a text, a [text, text_pair] pair, or an object of columns; "
                               f"got {', '.join(sorted(kind.__name__ for kind in kinds))} (all inputs of one kind).")
@@ -74,6 +80,22 @@ def frame_of(body, limits):
     return frame
 
 
+def renamed_fields(frame, columns, model_columns):
+    """Request objects whose fields `columns` ({role: field}) names, under the model's column names."""
+    if columns is None:
+        return frame
+    if not isinstance(columns, dict) or not all(isinstance(v, str) for v in columns.values()):
+        raise BadRequest(422, '"columns" must be an object of role -> field name, e.g. {"text": "body"}.')
+    unknown = sorted(set(columns) - set(model_columns))
+    if unknown:
+        raise BadRequest(422, f'"columns" names the roles {unknown}; this model reads {sorted(model_columns)}.')
+    renames = {field: model_columns[role] for role, field in columns.items() if field != model_columns[role]}
+    clashing = sorted(set(renames.values()) & set(frame.columns))
+    if clashing:
+        raise BadRequest(422, f"The inputs have both {clashing} and the fields \"columns\" names for them; send one.")
+    return frame.rename(columns=renames)
+
+
 def metadata_of(model, limits):
     import keras
     import tensorflow as tf
@@ -83,7 +105,8 @@ def metadata_of(model, limits):
     labels = getattr(model, "labels", None)
     return {
         "task": type(model).__name__,
-        "labels": None if labels is None else [str(label) for label in labels],
+        "labels": None if labels is None else [label.item() if hasattr(label, "item") else label for label in labels],
+        "columns": getattr(model, "columns", None),
         "problem_type": getattr(model, "problem_type", None),
         "max_length": model.sequence_length,
         "backbone": {key: model.backbone.get_config()[key]
@@ -98,7 +121,8 @@ def metadata_of(model, limits):
 def create_app(model, limits=ServingLimits()):
     """A starlette app serving `model` (a kerasbert task model; see the module docstring)."""
     def predict_frame(frame):
-        return model.predict(frame, batch_size=limits.model_batch, verbose=0)
+        with entered_through("http"):  # errors propose fixes as request fields: "columns": {"text": ...}
+            return model.predict(frame, batch_size=limits.model_batch, verbose=0)
 
     batcher = MicroBatcher(predict_frame, limits.max_batch, limits.max_wait_ms)
     metadata = metadata_of(model, limits)
@@ -113,7 +137,7 @@ def create_app(model, limits=ServingLimits()):
             return JSONResponse({"error": "The body nests JSON lists or objects too deeply; send a flat list of "
                                           "inputs."}, status_code=400)
         try:
-            frame = frame_of(body, limits)
+            frame = frame_of(body, limits, getattr(model, "columns", None))
             predictions = await batcher.predict(frame) if len(frame) else predict_frame(frame)
         except BadRequest as error:
             return JSONResponse({"error": str(error)}, status_code=error.status)

@@ -43,6 +43,7 @@ from kerasbert.tasks.window_pooling import (
     pool_windows_in_graph,
     pooled_on_windows,
 )
+from kerasbert.training.chance_level import warn_if_chance_level
 from kerasbert.training.fit_arguments import check_rate
 
 
@@ -219,7 +220,8 @@ class BertClassifier(Task):
         one traced TensorFlow function (the tokenizer's and packer's many small ops cost ~70 ms a call eagerly)."""
         key = (self.window_length, len(texts), self.long_inputs)
         if self.reading_function is None or self.reading_function[0] != key:
-            self.reading_function = (key, tf.function(self.pack_or_cut, reduce_retracing=True))
+            signature = [tf.TensorSpec([None], tf.string)] * len(texts)  # one trace for every number of rows
+            self.reading_function = (key, tf.function(self.pack_or_cut, input_signature=signature))
         return self.reading_function[1](*[tf.constant(part, tf.string, shape=[len(part)]) for part in texts])
 
     def pack_or_cut(self, *texts):
@@ -296,7 +298,12 @@ class BertClassifier(Task):
                 raise ValueError("cache_features=True caches one vector per text; with long_inputs a text has "
                                  "many windows. Leave cache_features out, or build the classifier without long_inputs.")
             cache_features = False
-        return super().fit(*args, cache_features=cache_features, **kwargs)
+        history = super().fit(*args, cache_features=cache_features, **kwargs)
+        validation, label = kwargs.get("validation_data"), self.columns["label"]
+        if isinstance(validation, pd.DataFrame) and label in validation and self.problem_type in ("binary",
+                                                                                                 "multiclass"):
+            warn_if_chance_level(history, validation[label], self.fine_tuning)
+        return history
 
     def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
                 group_by_length=True, order=None, epochs=None):
@@ -376,24 +383,22 @@ class BertClassifier(Task):
         return pool_windows(logits, prepared.extras[WINDOW_TEXT], len(prepared.frame), pooling), prepared
 
     def decode(self, outputs, prepared):
+        """Per row: `label`, `score` and `probabilities` (`labels` for multi-label, `prediction` for regression),
+        and `truncated`: True where the text was cut to the window (without `long_inputs`)."""
         index = prepared.frame.index
+        truncation = prepared.extras.get("truncation")
+        flags = {} if truncation is None else {"truncated": truncation.cut_pieces > 0}
         if self.problem_type == "regression":
-            return pd.DataFrame({"prediction": outputs[:, 0]}, index=index)
+            return pd.DataFrame({"prediction": outputs[:, 0], **flags}, index=index)
         if self.problem_type == "multilabel":
             probabilities = sigmoid(outputs)
             chosen = above_threshold(probabilities, self.thresholds or 0.5)
             labels = [[name for name, keep in zip(self.output_labels, row) if keep] for row in chosen]
-            return pd.DataFrame({"labels": labels, "probabilities": list(probabilities)}, index=index)
+            return pd.DataFrame({"labels": labels, "probabilities": list(probabilities), **flags}, index=index)
         probabilities = softmax(outputs)
         best = probabilities.argmax(-1)
-        return pd.DataFrame(
-            {
-                "label": [self.output_labels[i] for i in best],
-                "score": probabilities.max(-1),
-                "probabilities": list(probabilities),
-            },
-            index=index,
-        )
+        return pd.DataFrame({"label": [self.output_labels[i] for i in best], "score": probabilities.max(-1),
+                             "probabilities": list(probabilities), **flags}, index=index)
 
     def score(self, outputs, prepared):
         gold = prepared.labels

@@ -11,7 +11,7 @@ from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import export_links, masked_lm_head_links
-from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.heads import checked_head_outputs
 from kerasbert.tasks.masked_lm_common import (
     build_masked_lm_head,
@@ -163,6 +163,7 @@ class BertMaskedLM(Task):
 
     # === Prediction ===
 
+    @reads_columns
     def predict(self, x, batch_size=None, verbose="auto", top_k=5, **kwargs):
         """Raw texts -> DataFrame of the `top_k` tokens for each `[MASK]` (see the class docstring);
         other inputs (tensors, `tf.data`) go to Keras `predict`."""

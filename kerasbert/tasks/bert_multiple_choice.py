@@ -15,6 +15,7 @@ from kerasbert.data.validation import (
     validate_endings,
     validate_text_columns,
 )
+from kerasbert.doors import column_hint
 from kerasbert.metrics import statistics as metrics
 from kerasbert.metrics.probabilities import softmax
 from kerasbert.tasks.columns import column_argument
@@ -108,8 +109,8 @@ class BertMultipleChoice(Task):
         if self.uses_question and not present:
             raise ValueError(
                 f"This model was trained with questions (column {question!r}), but the "
-                f"data has no such column (columns: {list(frame.columns)}). Add it, or pass "
-                f"columns={{'question': '...'}} naming it."
+                f"data has no such column (columns: {list(frame.columns)}). Add it, or name yours: "
+                f"{column_hint('question', '...')}."
             )
         if present and not self.uses_question:
             raise ValueError(

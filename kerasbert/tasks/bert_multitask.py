@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from kerasbert.data.task_mixing import check_mixing, epochs_needed, mixed_batches, task_order
 from kerasbert.layers.task_head import DenseTaskHead
+from kerasbert.progress import progress_verbosity
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.heads import head_features
@@ -116,7 +117,7 @@ class BertMultiTask(Task):
                 self.compile_defaults(steps_per_epoch * epochs, learning_rate)
             self.build_optimizer()
             return keras.Model.fit(self, mixed_batches(datasets, order, label_specs), epochs=epochs,
-                                   steps_per_epoch=steps_per_epoch, verbose=verbose, callbacks=callbacks,
+                                   steps_per_epoch=steps_per_epoch, verbose=progress_verbosity(verbose), callbacks=callbacks,
                                    shuffle=False)  # the stream is already shuffled with `seed`
 
     @contextlib.contextmanager

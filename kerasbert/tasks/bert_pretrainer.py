@@ -15,6 +15,7 @@ from kerasbert.data.pretraining_examples import pretraining_examples
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
 from kerasbert.layers.heads import NSPHead
+from kerasbert.tasks.columns import reads_columns
 from kerasbert.tasks.heads import checked_head_outputs
 from kerasbert.tasks.masked_lm_common import (
     DOCUMENTS_HINT,
@@ -282,6 +283,7 @@ class BertPretrainer(Task):
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
                            learning_rate=learning_rate, seed=seed, group_by_length=group_by_length, **kwargs)
 
+    @reads_columns
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", seed=0, **kwargs):
         """On documents: a dict of corpus-level `loss`, `mlm_loss`, `mlm_accuracy`, `mlm_perplexity`
         (= exp(mlm_loss)) and with a next-sentence task `nsp_loss`, `nsp_accuracy`, over examples

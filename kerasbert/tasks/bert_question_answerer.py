@@ -13,7 +13,7 @@ from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.families.sequence_length import packed_input_length
 from kerasbert.metrics.squad import evaluate_squad, exact_match, f1
-from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.heads import mixes_layers, task_outputs
 from kerasbert.tasks.pipeline_model import is_raw
 from kerasbert.tasks.task import Task
@@ -162,6 +162,7 @@ class BertQuestionAnswerer(Task):
 
     # === Decoding and metrics ===
 
+    @reads_columns
     def predict(self, x, batch_size=None, verbose="auto", n_best=DEFAULT_N_BEST,
                 max_answer_length=DEFAULT_MAX_ANSWER_LENGTH,
                 null_score_threshold=None, **kwargs):
@@ -180,6 +181,7 @@ class BertQuestionAnswerer(Task):
         outputs, prepared = self.predict_outputs(x, batch_size, verbose=verbose)
         return self.decode(outputs, prepared, **decoding)
 
+    @reads_columns
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_errors=False,
                  n_best=DEFAULT_N_BEST, max_answer_length=DEFAULT_MAX_ANSWER_LENGTH,
                  null_score_threshold=None, **kwargs):

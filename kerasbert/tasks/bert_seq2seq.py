@@ -28,7 +28,7 @@ from kerasbert.families.albert.block_sharing import block_order
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.sequence_length import longest_input
 from kerasbert.generation.seq2seq_decoding import DecodingFunction, DecodingSteps, beam_search, greedy_search
-from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
 from kerasbert.tasks.task import Task
@@ -211,6 +211,7 @@ class BertSeq2Seq(Task):
     def default_weighted_metrics(self):
         return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
 
+    @reads_columns
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", seed=0, **kwargs):
         """On a DataFrame of sources and targets: `loss` (mean cross-entropy of the masked target tokens),
         `accuracy` and `perplexity` (exp of the loss), with masks drawn from `seed`; Keras-level data goes to
@@ -259,6 +260,7 @@ class BertSeq2Seq(Task):
                                               no_repeat_ngram_size)
         return generated[0][0] if isinstance(texts, str) else [text for text, _ in generated]
 
+    @reads_columns
     def predict(self, x, batch_size=None, verbose="auto", max_length=None, beam_size=1, length_penalty=1.0,
                 use_cache=True, no_repeat_ngram_size=0, **kwargs):
         """A DataFrame with the source texts, the `generated` targets and their `score` (summed

@@ -19,6 +19,7 @@ from kerasbert.data.text_windows import (
 )
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
+from kerasbert.doors import column_hint
 from kerasbert.families.sequence_length import longest_input, packed_input_length
 from kerasbert.metrics.entities import entity_scores, entity_spans
 from kerasbert.metrics.probabilities import softmax
@@ -165,8 +166,8 @@ class BertTokenClassifier(Task):
         if self.columns["text"] not in frame.columns:
             raise ValueError(
                 f"Neither {self.columns['tokens']!r} (lists of words) nor {self.columns['text']!r} (strings) "
-                f"is a column; the data has columns {list(frame.columns)}. Pass columns={{'tokens': ...}} or "
-                f"columns={{'text': ...}} naming yours."
+                f"is a column; the data has columns {list(frame.columns)}. Name yours: "
+                f"{column_hint('tokens', '...')} or {column_hint('text', '...')}."
             )
 
     def require_labels(self):

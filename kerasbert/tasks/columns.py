@@ -11,7 +11,11 @@ Examples:
     ValueError: BertClassifier reads the column roles ['text']; columns= names the unknown role 'txt'. ...
 """
 
+import contextlib
+import functools
 from collections.abc import Mapping
+
+from kerasbert.doors import column_hint
 
 
 def resolve_columns(defaults, columns, task_name, nullable=()):
@@ -25,7 +29,7 @@ def resolve_columns(defaults, columns, task_name, nullable=()):
     for role, name in columns.items():
         if role not in defaults:
             raise ValueError(f"{task_name} reads the column roles {list(defaults)}; columns= names the unknown role "
-                             f"{role!r}. Name one of those roles, e.g. columns={{{next(iter(defaults))!r}: {name!r}}}.")
+                             f"{role!r}. Name one of those roles, e.g. {column_hint(next(iter(defaults)), name)}.")
         if not (isinstance(name, str) and name) and not (name is None and role in nullable):
             raise TypeError(f"columns[{role!r}] must be a column name (a non-empty str), got {name!r}.")
     return {**defaults, **columns}
@@ -44,3 +48,36 @@ def columns_from_legacy(config, defaults):
 def column_argument(role):
     """How `require_columns` and `validate_text_columns` name a task's column in their errors."""
     return f"columns[{role!r}]"
+
+
+@contextlib.contextmanager
+def columns_in_use(model, columns):
+    """Within the block `model` (a task) reads `columns` ({role: name}) over its own; its own again after.
+
+    Example:
+        >>> with columns_in_use(classifier, {"text": "review"}):
+        ...     classifier.prepare(reviews_df)
+    """
+    if columns is None:
+        yield
+        return
+    own = model.columns
+    model.columns = resolve_columns(own, columns, type(model).__name__, model.nullable_columns)
+    try:
+        yield
+    finally:
+        model.columns = own
+
+
+def reads_columns(method):
+    """A task's `predict` or `evaluate` with a `columns={role: name}` keyword: this call reads those columns.
+
+    Example:
+        >>> classifier.predict(reviews_df, columns={"text": "review"})
+    """
+    @functools.wraps(method)
+    def call(self, *args, columns=None, **kwargs):
+        with columns_in_use(self, columns):
+            return method(self, *args, **kwargs)
+
+    return call

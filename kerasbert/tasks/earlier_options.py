@@ -6,6 +6,7 @@ Examples:
     {'long_inputs': {'doc_stride': 64}, 'columns': {'text': 'review'}}
 """
 
+from kerasbert.doors import argument_hint
 from kerasbert.fine_tuning.modes import fine_tuning_from_legacy
 from kerasbert.tasks.columns import columns_from_legacy
 from kerasbert.tasks.long_inputs import long_inputs_from_legacy
@@ -25,4 +26,4 @@ def check_no_earlier_options(task_class, arguments):
     earlier = sorted(set(arguments) - set(task_class.upgrade_config(dict(arguments))))
     if earlier:
         today = task_class.upgrade_config({name: arguments[name] for name in earlier})
-        raise TypeError(f"{', '.join(earlier)}: now pass {', '.join(f'{k}={v!r}' for k, v in today.items())}.")
+        raise TypeError(f"{', '.join(earlier)}: now pass {', '.join(argument_hint(k, v) for k, v in today.items())}.")

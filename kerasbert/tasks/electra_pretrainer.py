@@ -24,6 +24,7 @@ from kerasbert.layers.heads import ReplacedTokenHead
 from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.bert_pretrainer import BertPretrainer
+from kerasbert.tasks.columns import reads_columns
 from kerasbert.tasks.masked_lm_common import DOCUMENTS_HINT, check_keras_data, check_options, is_documents
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
@@ -249,6 +250,7 @@ class ElectraPretrainer(BertPretrainer):
         self.rtd_accuracy.update_state(y_pred["replaced"], y_pred["rtd"], sample_weight=x["padding_mask"])
         return self.get_metrics_result()
 
+    @reads_columns
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", seed=0, **kwargs):
         """On documents: a dict of corpus-level `loss` (= `mlm_loss` + `rtd_weight` x `rtd_loss`), `mlm_loss`,
         `mlm_accuracy` (the generator's), `rtd_loss`, `rtd_accuracy` (the discriminator's, over the real tokens)

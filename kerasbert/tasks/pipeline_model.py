@@ -25,6 +25,8 @@ from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.output_rows import concatenate_padded, empty_like_output, in_input_order, ragged_from_padded
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.fine_tuning.frozen_features import caches_features, check_cache_features, with_frozen_features
+from kerasbert.progress import progress_verbosity
+from kerasbert.tasks.columns import reads_columns, resolve_columns
 from kerasbert.training.backup import TrainingBackup
 from kerasbert.training.distribution import (
     check_batches_split_evenly,
@@ -37,7 +39,6 @@ from kerasbert.training.optimizers import create_optimizer, default_learning_rat
 
 DEFAULT_BATCH_SIZE = 32
 POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
-QUIET_BATCHES = 10  # verbose="auto": no progress bar for inference over this many batches or fewer
 
 
 def is_raw(data):
@@ -62,18 +63,6 @@ def check_run_arguments(data, batch_size, epochs=1):
     if batch_size is not None:
         check_count("batch_size", batch_size)
     check_count("epochs", epochs)
-
-
-def progress_verbosity(verbose, steps):
-    """Keras' `verbose` for a progress bar over `steps` batches: "auto" is 1 for long runs, 0 for short ones.
-
-    Examples:
-        >>> progress_verbosity("auto", 3), progress_verbosity("auto", 200), progress_verbosity(2, 3)
-        (0, 1, 2)
-    """
-    if verbose == "auto":
-        return 1 if steps > QUIET_BATCHES else 0
-    return verbose
 
 
 def batch_spec(epoch_iterator):
@@ -175,7 +164,8 @@ class PipelineModel(keras.Model):
             def pack(*texts):
                 return ragged_from_padded(self.preprocessor(texts[0] if len(texts) == 1 else texts))
 
-            self.packing_function = (key, tf.function(pack, reduce_retracing=True))
+            signature = [tf.TensorSpec([None], tf.string)] * (1 if second is None else 2)  # one trace for any rows
+            self.packing_function = (key, tf.function(pack, input_signature=signature))
         texts = [first] if second is None else [first, second]
         return self.packing_function[1](*[tf.constant(list(part), tf.string, shape=[len(part)]) for part in texts])
 
@@ -188,7 +178,7 @@ class PipelineModel(keras.Model):
 
     def compile_defaults(self, total_steps, learning_rate=None):
         """AdamW, 10% warmup then linear decay, the task's loss and metrics."""
-        learning_rate = learning_rate or default_learning_rate(self.backbone.hidden_dim)
+        learning_rate = learning_rate or default_learning_rate(self.backbone.hidden_dim, self.fine_tuning)
         super().compile(
             optimizer=create_optimizer(total_steps, learning_rate),
             loss=self.default_loss(),
@@ -206,7 +196,8 @@ class PipelineModel(keras.Model):
             self.build_optimizer()
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
-            learning_rate=None, seed=0, group_by_length=True, backup_dir=None, cache_features=None, **kwargs):
+            learning_rate=None, seed=0, group_by_length=True, backup_dir=None, cache_features=None, columns=None,
+            **kwargs):
         """Keras `fit`, also on DataFrames and lists (see the class docstring of each task).
 
         Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
@@ -221,6 +212,9 @@ class PipelineModel(keras.Model):
         `cache_features`: with `fine_tuning="frozen"`, run BERT once over the data and train the head on
         the stored vectors every epoch (None: whenever the task can; `kerasbert.fine_tuning.frozen_features`).
 
+        `columns`: `{role: column}` to read from this data, e.g. `{"text": "review"}`; the model keeps them
+        (`model.columns`, saved with it), as it does the columns given to its constructor.
+
         Examples:
             >>> classifier.fit(train_df, epochs=3, backup_dir="sentiment_backup")
         """
@@ -229,6 +223,9 @@ class PipelineModel(keras.Model):
         check_seed(seed)
         check_callbacks(kwargs.get("callbacks"))
         check_cache_features(cache_features)
+        kwargs["verbose"] = progress_verbosity(kwargs.get("verbose", "auto"))  # no bar's control codes in logs
+        if columns is not None:
+            self.columns = resolve_columns(self.columns, columns, type(self).__name__, self.nullable_columns)
         backup = None if backup_dir is None else TrainingBackup(backup_dir)
         with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
@@ -364,7 +361,7 @@ class PipelineModel(keras.Model):
 
         Runs on every backend (a `ModelFunction` traced once for all batch shapes), also for
         per-token outputs whose batches differ in length (padded with zeros to the longest).
-        `verbose="auto"` shows a progress bar only for runs of more than `QUIET_BATCHES` batches.
+        `verbose="auto"` shows progress only for runs of more than `QUIET_BATCHES` batches (`kerasbert.progress`).
         """
         if self.inference_function is None:
             self.inference_function = ModelFunction(self, lambda x: self(x, training=False))
@@ -377,18 +374,21 @@ class PipelineModel(keras.Model):
             progress.update(step + 1)
         return concatenate_padded(outputs)
 
+    @reads_columns
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Decoded predictions as a DataFrame for raw data (one text, a list, a Series or a
-        DataFrame; an empty text is predicted too); Keras `predict` otherwise."""
+        DataFrame; an empty text is predicted too); Keras `predict` otherwise. `columns={role: column}`
+        reads this data's columns instead of `model.columns`, e.g. `{"text": "review"}`."""
         check_run_arguments(x, batch_size)
         if not is_raw(x):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         outputs, prepared = self.predict_outputs(x, batch_size, verbose=verbose)
         return self.decode(outputs, prepared)
 
+    @reads_columns
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_errors=False, **kwargs):
         """A dict of the task's metrics for raw data (plus `errors`, a DataFrame of the wrong
-        predictions, when `return_errors=True`); Keras `evaluate` otherwise."""
+        predictions, when `return_errors=True`); Keras `evaluate` otherwise. `columns` as in `predict`."""
         check_run_arguments(x, batch_size)
         if not is_raw(x):
             return super().evaluate(x, y, batch_size=batch_size, verbose=verbose, **kwargs)

@@ -5,25 +5,17 @@ Examples:
 """
 
 import zipfile
-from pathlib import Path
 
 import keras
 
+from kerasbert.saved_files import saved_task
 from kerasbert.tasks.task import Task
 
 
 def load_task(path):
     """The kerasbert task model saved at `path` (`keras.saving.load_model`, safe mode), or a
     FileNotFoundError/ValueError saying what is wrong with the file and what to do."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (resolved from {Path.cwd()}). Give the .keras file that "
-                                f"`save` or `kerasbert fit --output` wrote.")
-    if path.suffix != ".keras":
-        raise ValueError(f"{path} is not a .keras file. Give a model saved with `save('name.keras')`.")
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"{path} is not a complete .keras file (a .keras file is a zip archive; this one is "
-                         f"truncated or corrupt). Save the model again.")
+    saved_task(path)  # a missing, foreign or truncated file named before Keras reads it
     try:
         model = keras.saving.load_model(path)
     except (zipfile.BadZipFile, OSError, KeyError, EOFError) as error:

@@ -3,6 +3,7 @@ and their bad inputs in-process through click's runner. Bad input ends in one `E
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,14 +29,19 @@ def kerasbert(*arguments, stdin=None, cwd=None):
 
 
 def test_fit_then_predict_from_stdin_as_a_subprocess(tiny_preset, uci_reviews, tmp_path):
-    train, test = uci_reviews
+    """Columns named with --column are kept by the model: texts from stdin are its text column. With stderr
+    redirected (a log), progress is plain lines: no carriage returns, backspaces or colour codes."""
+    train, test = (frame.rename(columns={"text": "review", "label": "stars"}) for frame in uci_reviews)
     train.to_csv(tmp_path / "train.csv", index=False)
     test.to_json(tmp_path / "test.jsonl", orient="records", lines=True)
     fitted = kerasbert("fit", "train.csv", "--preset", tiny_preset, "--validation", "test.jsonl", "--batch-size", 8,
-                       "--output", "model.keras", "--report", "report", cwd=tmp_path)
+                       "--column", "text=review", "--column", "label=stars", "--output", "model.keras",
+                       "--report", "report", cwd=tmp_path)
     assert fitted.returncode == 0, fitted.stderr[-3000:]
+    assert re.search(r"^3/3 - \d+s - .*val_accuracy", fitted.stderr, re.M) and not set("\r\b\x1b") & set(fitted.stderr)
     metrics = json.loads(fitted.stdout)  # stdout holds only the validation metrics; progress went to stderr
     model = keras.saving.load_model(tmp_path / "model.keras")
+    assert model.columns == {"text": "review", "text_pair": "text_pair", "label": "stars"}
     assert metrics == pytest.approx(model.evaluate(test, verbose=0))
     assert json.loads((tmp_path / "report" / "metrics.json").read_text()) == pytest.approx(metrics)
 
@@ -61,7 +67,7 @@ def test_predict_and_evaluate_files_in_process(tiny_classifier_file, uci_reviews
                                        "--output", str(tmp_path / "out.csv")])
     assert result.exit_code == 0, result.output
     written = pd.read_csv(tmp_path / "out.csv")
-    assert written.columns.tolist() == ["text", "label", "predicted_label", "score", "probabilities"]
+    assert written.columns.tolist() == ["text", "label", "predicted_label", "score", "probabilities", "truncated"]
     assert written["text"].tolist() == test["text"].tolist() and written["label"].tolist() == test["label"].tolist()
     model = keras.saving.load_model(tiny_classifier_file)
     assert written["predicted_label"].tolist() == model.predict(test)["label"].tolist()
@@ -141,3 +147,16 @@ def test_pretrain_writes_a_preset_that_fit_reads(tiny_preset, tmp_path):
     card = (tmp_path / "austen_bert" / "README.md").read_text()  # save_to_preset writes the model card
     assert card.startswith("# BertPretrainer") and "1 layers, hidden 16" in card and "## Versions" in card
     assert BertClassifier.from_preset(tmp_path / "austen_bert", num_classes=2).backbone.num_layers == 1
+
+
+def test_messages_propose_flags_the_commands_take(tiny_preset, tiny_classifier_file, uci_reviews, tmp_path):
+    uci_reviews[0].rename(columns={"text": "review"}).to_csv(tmp_path / "reviews.csv", index=False)
+    result = CliRunner().invoke(main, ["fit", str(tmp_path / "reviews.csv"), "--preset", str(tiny_preset),
+                                       "--task", "classifier", "--task-arg", "text_column=review",
+                                       "--output", str(tmp_path / "m.keras")])
+    assert result.exit_code == 1 and "text_column: now pass --column text=review." in result.output
+    (tmp_path / "texts.txt").write_text("a lovely film\nawful acting\n")  # a .txt file: one text per line
+    result = CliRunner().invoke(main, ["predict", str(tiny_classifier_file), str(tmp_path / "texts.txt")])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [row["text"] for row in rows] == ["a lovely film", "awful acting"]

@@ -49,7 +49,7 @@ def test_predictions_equal_predict_and_metadata_describes_the_model(served, uci_
 
     assert httpx.get(f"{url}/health").json()["status"] == "ok"
     metadata = httpx.get(f"{url}/metadata").json()
-    assert metadata["task"] == "BertClassifier" and metadata["labels"] == ["0", "1"]
+    assert metadata["task"] == "BertClassifier" and metadata["labels"] == [0, 1]  # as predictions give them
     assert metadata["max_length"] == 64 and metadata["versions"]["keras"] == keras.__version__
 
 
@@ -64,6 +64,16 @@ def test_concurrent_requests_share_batches(served, uci_reviews):
     assert httpx.get(f"{url}/health").json()["batches"] - batches_before < len(texts)
 
 
+def test_the_columns_a_422_proposes_are_accepted(served):
+    url, model = served
+    answer = httpx.post(f"{url}/predict", json={"inputs": [{"review": "a lovely film"}], "columns": {"text": "review"}})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["predictions"][0]["label"] == model.predict(["a lovely film"])["label"][0]
+    labels = httpx.get(f"{url}/metadata").json()["labels"]
+    assert labels == list(model.labels) and all(type(label) is type(answer.json()["predictions"][0]["label"])
+                                                for label in labels)
+
+
 @pytest.mark.parametrize("body, status, message", [
     (b"{not json", 400, "not valid JSON"),
     (b"[" * 5000 + b"]" * 5000, 400, "nests JSON lists or objects too deeply"),
@@ -72,6 +82,8 @@ def test_concurrent_requests_share_batches(served, uci_reviews):
     (b'{"texts": ["a"]}', 422, "Send a JSON list of inputs"),
     (b"[1, 2]", 422, "Each input must be a text"),
     (b'[{"review": "a"}]', 422, "Column 'text' not found"),
+    (b'[{"review": "a"}]', 422, 'e.g. "columns": {"text": "review"} in the request body'),
+    (b'{"inputs": [{"review": "a"}], "columns": {"txt": "review"}}', 422, "names the roles ['txt']"),
 ])
 def test_bad_requests_are_answered_and_the_server_keeps_serving(served, body, status, message):
     url, _ = served

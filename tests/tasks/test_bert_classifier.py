@@ -3,7 +3,7 @@
 import subprocess
 import sys
 import textwrap
-import zipfile
+import warnings
 
 import keras
 import numpy as np
@@ -23,33 +23,6 @@ def reviews():
 
 def named(frame):
     return frame.assign(label=frame["label"].map({0: "negative", 1: "positive"}))
-
-
-def test_real_checkpoint_learns_sentiment_from_a_dataframe(tmp_path):
-    """all_minilm_l6_v2_en, 512 real reviews, two epochs of the defaults: well above chance. Its
-    `.keras` file holds the weights without AdamW's moments, the vocabulary as an asset."""
-    splits = load_dataset("uci_sentiment")
-    train = splits["train"].sample(512, random_state=0)[["text", "label"]]
-    test = splits["test"].sample(256, random_state=0)[["text", "label"]]
-    classifier = BertClassifier.from_preset("all_minilm_l6_v2_en", num_classes=2, sequence_length=64)
-    classifier.fit(train, epochs=2, batch_size=16, verbose=0)
-    results = classifier.evaluate(test, verbose=0)
-    print(f"UCI 512-example smoke test: {results}")
-    assert results["accuracy"] > 0.8 and results["loss"] < 0.55
-
-    path = tmp_path / "sentiment.keras"
-    classifier.save(path)
-    weight_bytes = sum(np.prod(weight.shape) * 4 for weight in classifier.weights)
-    with zipfile.ZipFile(path) as archive:
-        config_bytes = archive.getinfo("config.json").file_size
-        assets = [name for name in archive.namelist() if name.startswith("assets/")]
-    print(f"file {path.stat().st_size / 1e6:.1f} MB, weights {weight_bytes / 1e6:.1f} MB, config {config_bytes} B")
-    assert path.stat().st_size <= 1.1 * weight_bytes
-    assert config_bytes < 5000 and assets == ["assets/preprocessor/tokenizer/vocabulary.json"]
-    reloaded = keras.saving.load_model(path, safe_mode=True)
-    texts = test["text"].tolist()[:8]
-    np.testing.assert_array_equal(np.stack(reloaded.predict(texts)["probabilities"]),
-                                  np.stack(classifier.predict(texts)["probabilities"]))
 
 
 def test_binary_decodes_names_and_keeps_the_frame(tiny_backbone, real_preprocessor, reviews):
@@ -205,3 +178,31 @@ def test_fine_tuned_hf_classifier_predicts_right_after_loading(tmp_path):
     with torch.no_grad():
         theirs = torch.softmax(reference(**encoded).logits, -1).numpy()
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+def test_predictions_flag_the_texts_cut_to_the_window(tiny_backbone, real_preprocessor):
+    classifier = BertClassifier(tiny_backbone, real_preprocessor, num_classes=2)
+    long_review = "The plot drags and the acting is wooden. " * 20  # ~180 pieces; the window holds 62
+    predicted = classifier.predict(["A wonderful, moving film.", long_review], verbose=0)
+    assert predicted["truncated"].tolist() == [False, True]
+
+
+def test_the_default_rate_suits_the_fine_tuning_mode_and_chance_level_is_named(tiny_preset, reviews):
+    from kerasbert.training.chance_level import warn_if_chance_level
+
+    rates = {}
+    for mode in ("full", "lora", "adapters", "frozen"):
+        classifier = BertClassifier.from_preset(tiny_preset, sequence_length=32, num_classes=2, fine_tuning=mode)
+        classifier.fit(reviews.head(8), epochs=1, batch_size=8, verbose=0)
+        rates[mode] = classifier.optimizer._learning_rate.peak_learning_rate  # the default warmup-decay schedule
+    labels = reviews["label"]  # 48 of each class
+    history = keras.callbacks.History()
+    history.history = {"val_accuracy": [0.5, 0.505]}
+    with pytest.warns(UserWarning, match=r"Validation accuracy 0\.505 after 2 epoch\(s\) is chance level \(the most "
+                                         r"frequent label is 50\.0%.*learning_rate=1e-4"):
+        warn_if_chance_level(history, labels, "full")
+    history.history = {"val_accuracy": [0.5, 0.8]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_chance_level(history, labels, "full")
+    assert rates == {"full": 5e-5, "lora": 1e-3, "adapters": 1e-3, "frozen": 1e-3}, rates

@@ -25,6 +25,10 @@ def test_renamed_columns_are_read_and_saved(tiny_preset, uci_reviews, tmp_path):
     np.testing.assert_allclose(np.stack(again.predict(texts, verbose=0)["probabilities"]).sum(-1), 1, atol=1e-6)
     with pytest.raises(ValueError, match=r"Column 'review' not found.*columns=\{'text': 'text'\}"):
         classifier.predict(pd.DataFrame({"text": ["A film."]}), verbose=0)
+    other_names = pd.DataFrame({"text": ["A film."], "stars": [1]})  # what the message proposes is accepted
+    assert len(classifier.predict(other_names, columns={"text": "text"}, verbose=0)) == 1
+    assert classifier.evaluate(other_names, columns={"text": "text"}, verbose=0)["accuracy"] in (0, 1)
+    assert classifier.columns["text"] == "review"  # for that call only
 
 
 @pytest.mark.parametrize("task_class, columns, error, message", [

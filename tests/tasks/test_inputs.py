@@ -33,7 +33,7 @@ def test_one_string_is_one_row_and_empty_text_is_predicted(classifier, tmp_path)
 
 def test_no_rows_give_an_empty_result(classifier, tiny_backbone, real_preprocessor):
     empty = classifier.predict([])
-    assert len(empty) == 0 and list(empty.columns) == ["label", "score", "probabilities"]
+    assert len(empty) == 0 and list(empty.columns) == ["label", "score", "probabilities", "truncated"]
     tagger = kb.BertTokenClassifier(kb.BertBackbone.from_config(tiny_backbone.get_config()), real_preprocessor,
                                     labels=["O", "B-PER"])
     assert len(tagger.predict([])) == 0
