@@ -15,6 +15,9 @@ Examples:
 import contextlib
 import contextvars
 import json
+import os
+import sys
+import warnings
 
 DOORS = ("python", "cli", "http")
 _DOOR = contextvars.ContextVar("kerasbert_door", default="python")
@@ -58,3 +61,13 @@ def option_hint(name, value):
     if _DOOR.get() == "cli":
         return f"--{name.replace('_', '-')} {value}"
     return f"{name}={value}"
+
+
+def warn_the_caller(message, category=UserWarning):
+    """`warnings.warn` pointed at the user's line that called into kerasbert (the first frame outside the
+    package), however deep inside kerasbert the warning arises."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -19,7 +19,7 @@ RECORD = json.loads((FOLDER / "outputs.json").read_text())
 
 def assert_same(got, expected, where):
     if isinstance(expected, dict):
-        assert sorted(got) == sorted(expected), where
+        assert set(expected) <= set(got), where  # every output of then; newer columns (truncated) may join
         for key in expected:
             assert_same(got[key], expected[key], f"{where}.{key}")
     elif isinstance(expected, list) and expected and not isinstance(expected[0], (int, float)):

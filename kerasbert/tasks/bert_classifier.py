@@ -1,7 +1,6 @@
 """BertClassifier: one label (or several, or a score) per text or text pair."""
 
 import dataclasses
-import warnings
 
 import keras
 import numpy as np
@@ -29,6 +28,7 @@ from kerasbert.data.validation import (
     to_dataframe,
     validate_text_columns,
 )
+from kerasbert.doors import warn_the_caller
 from kerasbert.families.sequence_length import packed_input_length
 from kerasbert.metrics import statistics as metrics
 from kerasbert.metrics.probabilities import sigmoid, softmax
@@ -211,7 +211,7 @@ class BertClassifier(Task):
         kept = read["features"]["token_ids"].row_lengths().numpy() - special
         truncation = Truncation(read["pieces"].numpy() - kept, self.window_length, self.window_length - special)
         if with_labels and truncation.rows:
-            warnings.warn(truncation.message(), stacklevel=5)  # the caller of fit or evaluate
+            warn_the_caller(truncation.message())
         return Prepared(frame=frame, features=read["features"], labels=labels, extras={"truncation": truncation})
 
     def read_texts(self, texts):

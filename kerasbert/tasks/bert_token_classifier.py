@@ -1,6 +1,5 @@
 """BertTokenClassifier: one tag per word (NER, POS), from pre-split words or raw text."""
 
-import warnings
 
 import keras
 import numpy as np
@@ -19,7 +18,7 @@ from kerasbert.data.text_windows import (
 )
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, word_predictions
 from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
-from kerasbert.doors import column_hint
+from kerasbert.doors import column_hint, warn_the_caller
 from kerasbert.families.sequence_length import longest_input, packed_input_length
 from kerasbert.metrics.entities import entity_scores, entity_spans
 from kerasbert.metrics.probabilities import softmax
@@ -362,14 +361,12 @@ def warn_truncated(truncated_words, index, packed_length, max_length):
     if not truncated_words.any():
         return
     rows = np.flatnonzero(truncated_words)
-    warnings.warn(
+    warn_the_caller(
         f"{int(truncated_words.sum())} words in {len(rows)} sentences (first at row "
         f"{plain(index[rows[0]])!r}) do not fit in sequence_length={packed_length} WordPiece tokens and "
         f"were cut off: they are not trained on and are tagged 'O'. Raise sequence_length "
         f"(from_preset(..., sequence_length=N), up to {max_length}), read long texts in windows "
-        f"(long_inputs=LongInputs(doc_stride=N)) or split long sentences.",
-        stacklevel=5,  # the caller of predict or evaluate
-    )
+        f"(long_inputs=LongInputs(doc_stride=N)) or split long sentences.")
 
 
 def masked_cross_entropy(logits, labels, weights):

@@ -4,11 +4,9 @@ Examples:
     >>> history = classifier.fit(train_df, validation_data=dev_df)   # warns when it learned nothing
 """
 
-import warnings
-
 import pandas as pd
 
-from kerasbert.doors import option_hint
+from kerasbert.doors import option_hint, warn_the_caller
 
 MARGIN = 0.01  # validation accuracy at most this far above the majority share counts as chance level
 
@@ -22,9 +20,9 @@ def warn_if_chance_level(history, validation_labels, fine_tuning):
         return
     majority = float(labels.value_counts(normalize=True).max())
     if accuracies[-1] <= majority + MARGIN:
-        warnings.warn(
+        warn_the_caller(
             f"Validation accuracy {accuracies[-1]:.3f} after {len(accuracies)} epoch(s) is chance level (the most "
             f"frequent label is {majority:.1%} of the validation data): the model has not learned the task. Train "
             f"longer ({option_hint('epochs', 2 * len(accuracies))}) or at another rate (fine_tuning={fine_tuning!r} "
             f"starts from {'1e-3' if fine_tuning != 'full' else '5e-5 .. 2e-5 by size'}; e.g. "
-            f"{option_hint('learning_rate', '1e-4' if fine_tuning == 'full' else '3e-3')}).", stacklevel=3)
+            f"{option_hint('learning_rate', '1e-4' if fine_tuning == 'full' else '3e-3')}).")
