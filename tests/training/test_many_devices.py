@@ -62,33 +62,29 @@ JAX_TWO_DEVICES = {"KERAS_BACKEND": "jax", "XLA_FLAGS": "--xla_force_host_platfo
                                                         "--xla_cpu_collective_call_terminate_timeout_seconds=600"}
 
 
-def test_jax_data_parallel_takes_the_one_device_steps(tmp_path):
-    results = run_in_fresh_process("""
-        RESULTS["devices"] = len(keras.distribution.list_devices())
+@pytest.fixture(scope="module")
+def jax_two_devices(tmp_path_factory, minilm_path):
+    """DataParallel then ModelParallel on 2 JAX host devices, in one fresh process (one start-up for both)."""
+    data_parallel = """
+        DATA = RESULTS["data"] = {}
+        DATA["devices"] = len(keras.distribution.list_devices())
         one = classifier()
-        RESULTS["one"] = losses(one)
-        RESULTS["one_probabilities"] = np.stack(one.predict(REVIEWS.head(31), verbose=0)["probabilities"]).tolist()
+        DATA["one"] = losses(one)
+        DATA["one_probabilities"] = np.stack(one.predict(REVIEWS.head(31), verbose=0)["probabilities"]).tolist()
         keras.distribution.set_distribution(keras.distribution.DataParallel())
         two = classifier()
-        RESULTS["sharding"] = list(two.backbone.weights[0].value.sharding.spec)
-        RESULTS["two"] = losses(two)
+        DATA["sharding"] = list(two.backbone.weights[0].value.sharding.spec)
+        DATA["two"] = losses(two)
         # 31 rows: predicting splits what it can and runs the rest whole
-        RESULTS["two_probabilities"] = np.stack(two.predict(REVIEWS.head(31), verbose=0)["probabilities"]).tolist()
+        DATA["two_probabilities"] = np.stack(two.predict(REVIEWS.head(31), verbose=0)["probabilities"]).tolist()
         try:
             losses(two, REVIEWS.head(31))
         except ValueError as error:
-            RESULTS["uneven"] = str(error)
-    """, tmp_path, **JAX_TWO_DEVICES)
-    assert results["devices"] == 2 and results["sharding"] == [None, None]  # replicated
-    np.testing.assert_allclose(results["two"], results["one"], rtol=1e-5)
-    assert results["one"][-1] < results["one"][0]
-    np.testing.assert_allclose(results["two_probabilities"], results["one_probabilities"], atol=1e-5)
-    assert "Batch 3 of the training data has 7 examples (31 in batches of 8)" in results["uneven"]
-    assert "drop 1 or add 1" in results["uneven"]
-
-
-def test_jax_model_parallel_layout_shards_the_real_backbone_and_trains_alike(tmp_path, minilm_path):
-    results = run_in_fresh_process(f"""
+            DATA["uneven"] = str(error)
+        keras.distribution.set_distribution(None)
+    """
+    model_parallel = f"""
+        MODEL = RESULTS["model"] = {{}}
         mesh = keras.distribution.DeviceMesh((1, 2), ("batch", "model"), keras.distribution.list_devices())
         parallel = keras.distribution.ModelParallel(layout_map=kb.BertBackbone.get_layout_map(mesh),
                                                     batch_dim_name="batch")
@@ -97,11 +93,11 @@ def test_jax_model_parallel_layout_shards_the_real_backbone_and_trains_alike(tmp
         with parallel.scope():
             sharded = kb.BertBackbone.from_preset({str(minilm_path)!r})
             tiny = classifier()
-        RESULTS["one"] = losses(classifier(), REVIEWS.head(16))
-        RESULTS["two"] = losses(tiny, REVIEWS.head(16))
-        RESULTS["max_difference"] = float(np.abs(keras.ops.convert_to_numpy(sharded(inputs)["sequence_output"])
+        MODEL["one"] = losses(classifier(), REVIEWS.head(16))
+        MODEL["two"] = losses(tiny, REVIEWS.head(16))
+        MODEL["max_difference"] = float(np.abs(keras.ops.convert_to_numpy(sharded(inputs)["sequence_output"])
                                                  - keras.ops.convert_to_numpy(single(inputs)["sequence_output"])).max())
-        RESULTS["specs"] = {{v.path: list(v.value.sharding.spec) for v in sharded.weights}}
+        MODEL["specs"] = {{v.path: list(v.value.sharding.spec) for v in sharded.weights}}
         errors = []
         for config in (dict(hidden_dim=27, num_heads=3), ):
             with parallel.scope():
@@ -119,8 +115,24 @@ def test_jax_model_parallel_layout_shards_the_real_backbone_and_trains_alike(tmp
                     classifier()
                 except ValueError as error:
                     errors.append(str(error))
-        RESULTS["errors"] = errors
-    """, tmp_path, **JAX_TWO_DEVICES)
+        MODEL["errors"] = errors
+    """
+    return run_in_fresh_process(textwrap.dedent(data_parallel) + textwrap.dedent(model_parallel),
+                                tmp_path_factory.mktemp("jax"), **JAX_TWO_DEVICES)
+
+
+def test_jax_data_parallel_takes_the_one_device_steps(jax_two_devices):
+    results = jax_two_devices["data"]
+    assert results["devices"] == 2 and results["sharding"] == [None, None]  # replicated
+    np.testing.assert_allclose(results["two"], results["one"], rtol=1e-5)
+    assert results["one"][-1] < results["one"][0]
+    np.testing.assert_allclose(results["two_probabilities"], results["one_probabilities"], atol=1e-5)
+    assert "Batch 3 of the training data has 7 examples (31 in batches of 8)" in results["uneven"]
+    assert "drop 1 or add 1" in results["uneven"]
+
+
+def test_jax_model_parallel_layout_shards_the_real_backbone_and_trains_alike(jax_two_devices):
+    results = jax_two_devices["model"]
     specs = results["specs"]
     assert specs["encoder_block_5/attention/qkv_dense/kernel"] == ["batch", "model"]
     assert specs["encoder_block_5/output_dense/kernel"] == ["model", "batch"]
