@@ -36,10 +36,10 @@ main: $(VENV)/.installed-main
 # The whole suite on TensorFlow (less the on_request tests, covered there by others), then the tests marked
 # all_backends on JAX and on torch. Two pytest workers (pytest-xdist, work stealing) where they pay: much of a
 # test's time is tracing and subprocess start-up, not compute (torch's short run is faster with one). Two
-# workers on two cores each run their frameworks on one thread: measured 12% faster on TensorFlow and 8% on JAX
-# than two workers of two threads each spinning against each other.
-ONE_THREAD = TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1 \
-	XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+# workers on two cores each run TensorFlow on one thread: 12% faster than two workers of two threads each
+# spinning against each other. XLA keeps its threads: one-thread XLA made the whole JAX phase slower (310 s
+# against 260 s).
+ONE_THREAD = TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1
 test: install
 	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not on_request"
 	$(ONE_THREAD) KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 --dist worksteal -m all_backends
