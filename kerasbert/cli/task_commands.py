@@ -130,6 +130,13 @@ def prepare_output_folder(output, suffix):
                                  param_hint="--output") from None
 
 
+@contextlib.contextmanager
+def progress_on_stderr():
+    """Keras' progress on stderr (stdout keeps the results): a bar on a terminal, plain lines in a log."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
 def echo_json(results):
     click.echo(json.dumps(results, indent=2, default=float))
 
@@ -174,7 +181,7 @@ def fit(data, task, preset, validation_source, max_length, task_args, column_pai
                                    **({"columns": columns} if columns else {}))
     click.echo(f"Fine-tuning {type(model).__name__} on {preset}: {len(train)} rows of {data}", err=True)
     started = time.perf_counter()
-    with contextlib.redirect_stdout(sys.stderr):  # progress for people on stderr; stdout keeps the results
+    with progress_on_stderr():
         history = model.fit(train, validation_data=validation, **training)
     seconds = time.perf_counter() - started
     model.save(output)
@@ -205,13 +212,6 @@ def read_for_model(model_file, data, columns, with_labels):
         columns = {**{role: role for role in ("text", "text_pair") if role in frame.columns}, **columns}
     saved.with_columns(columns).check_columns(frame.columns, with_labels)
     return frame, columns or None
-
-
-@contextlib.contextmanager
-def progress_on_stderr():
-    """Keras' progress on stderr (stdout keeps the results): a bar on a terminal, plain lines in a log."""
-    with contextlib.redirect_stdout(sys.stderr):
-        yield
 
 
 @click.command()
