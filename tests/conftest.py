@@ -1,6 +1,11 @@
 """Shared fixtures: the real MiniLM checkpoint, real sentences, a tiny backbone config."""
 
+import json
 import os
+import select
+import subprocess
+import sys
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -89,3 +94,58 @@ def tiny_classifier_file(tiny_preset, uci_reviews, tmp_path_factory):
     path = tmp_path_factory.mktemp("tiny_classifier") / "classifier.keras"
     classifier.save(path)
     return path
+
+
+class FreshPython:
+    """Runs a script as `python -c script *argv` would, in an interpreter whose only history is `imports`: a
+    child forked from a server (tests/fresh_python_server.py, one per pytest worker and list of imports) that
+    imported them once. The reload tests pay the imports once instead of once per script.
+
+    Example:
+        ran = fresh_python("import keras; print(keras.saving.load_model(path).predict(['Hi']))")
+    """
+
+    SERVER = Path(__file__).with_name("fresh_python_server.py")
+
+    def __init__(self, folder):
+        self.folder, self.servers, self.runs = folder, {}, 0
+
+    def __call__(self, script, *argv, imports=("kerasbert",), env=None, cwd=None, check=True, timeout=600):
+        server = self.server(tuple(imports), tuple(sorted((env or {}).items())))
+        self.runs += 1
+        stdout, stderr = self.folder / f"{self.runs}.out", self.folder / f"{self.runs}.err"
+        request = {"script": script, "argv": [str(a) for a in argv], "cwd": str(cwd or os.getcwd()),
+                   "stdout": str(stdout), "stderr": str(stderr)}
+        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.flush()
+        if not select.select([server.stdout], [], [], timeout)[0]:
+            server.kill()
+            raise subprocess.TimeoutExpired(script, timeout)
+        reply = server.stdout.readline()
+        assert reply, f"the fresh-python server for {imports} stopped (exit code {server.poll()})"
+        ran = subprocess.CompletedProcess(["python", "-c", script, *argv], json.loads(reply)["returncode"],
+                                          stdout.read_text(), stderr.read_text())
+        if check:
+            assert ran.returncode == 0, f"the script failed (exit code {ran.returncode}):\n{ran.stderr[-4000:]}"
+        return ran
+
+    def server(self, imports, env):
+        """The server for these imports under os.environ updated with `env` (e.g. another KERAS_BACKEND)."""
+        if (imports, env) not in self.servers:
+            self.servers[imports, env] = subprocess.Popen(
+                [sys.executable, str(self.SERVER), *imports], env={**os.environ, **dict(env)}, text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        return self.servers[imports, env]
+
+    def close(self):
+        for server in self.servers.values():
+            server.stdin.close()
+            server.wait(timeout=60)
+
+
+@pytest.fixture(scope="session")
+def fresh_python(tmp_path_factory):
+    """A `FreshPython`: scripts in fresh interpreters that have imported kerasbert (or `imports=`) only."""
+    runner = FreshPython(tmp_path_factory.mktemp("fresh_python"))
+    yield runner
+    runner.close()

@@ -1,5 +1,3 @@
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -92,7 +90,7 @@ def test_mixed_bfloat16_keeps_float32_variables(tiny_config, tiny_inputs):
 
 
 @pytest.mark.all_backends
-def test_saved_real_backbone_reloads_in_a_fresh_process(minilm_path, tmp_path):
+def test_saved_real_backbone_reloads_in_a_fresh_process(minilm_path, tmp_path, fresh_python):
     backbone = BertBackbone.from_preset(str(minilm_path))
     rng = np.random.default_rng(1)
     inputs = {
@@ -110,7 +108,7 @@ def test_saved_real_backbone_reloads_in_a_fresh_process(minilm_path, tmp_path):
         out = model(inputs)
         np.savez({str(tmp_path / "out.npz")!r}, **{{k: keras.ops.convert_to_numpy(out[k]) for k in ("sequence_output", "pooled_output")}})
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script)
     reloaded = np.load(tmp_path / "out.npz")
     for key in ("sequence_output", "pooled_output"):
         np.testing.assert_array_equal(reloaded[key], keras.ops.convert_to_numpy(expected[key]))

@@ -1,7 +1,5 @@
 """BertClassifier on real text: every problem type, decoding, saving, export, HF heads, bad input."""
 
-import subprocess
-import sys
 import textwrap
 import warnings
 
@@ -121,7 +119,7 @@ def test_bad_input_is_reported_before_computation(tiny_backbone, real_preprocess
 
 
 def test_saved_classifier_predicts_the_same_in_a_fresh_process(tiny_backbone, real_preprocessor,
-                                                              reviews, tmp_path):
+                                                              reviews, tmp_path, fresh_python):
     classifier = BertClassifier(tiny_backbone, real_preprocessor, labels=["negative", "positive"])
     classifier.fit(named(reviews), epochs=1, verbose=0)
     texts = ["A wonderful, moving film.", "Dull plot; the battery died after an hour."]
@@ -132,13 +130,13 @@ def test_saved_classifier_predicts_the_same_in_a_fresh_process(tiny_backbone, re
         model = keras.saving.load_model({str(tmp_path / "clf.keras")!r})
         model.predict({texts!r}, verbose=0).to_pickle({str(tmp_path / "out.pkl")!r})
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script)
     reloaded = pd.read_pickle(tmp_path / "out.pkl")
     assert reloaded["label"].tolist() == expected["label"].tolist()
     np.testing.assert_array_equal(np.stack(reloaded["probabilities"]), np.stack(expected["probabilities"]))
 
 
-def test_exported_savedmodel_serves_raw_strings(tiny_backbone, real_preprocessor, reviews, tmp_path):
+def test_exported_savedmodel_serves_raw_strings(tiny_backbone, real_preprocessor, reviews, tmp_path, fresh_python):
     classifier = BertClassifier(tiny_backbone, real_preprocessor, labels=["negative", "positive"])
     classifier.fit(named(reviews), epochs=1, verbose=0)
     texts = ["A wonderful, moving film.", "Dull plot; the battery died after an hour.", ""]  # "" too
@@ -151,7 +149,7 @@ def test_exported_savedmodel_serves_raw_strings(tiny_backbone, real_preprocessor
         np.save({str(tmp_path / "p.npy")!r}, out["probabilities"].numpy())
         print(out["label"].numpy())
     """)
-    run = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    run = fresh_python(script, imports=("tensorflow", "tensorflow_text"))
     np.testing.assert_allclose(np.load(tmp_path / "p.npy"), expected, atol=1e-6)
     assert "negative" in run.stdout or "positive" in run.stdout
 

@@ -4,8 +4,6 @@ Reference: HF transformers `BertForMultipleChoice` (tiny random config, CPU torc
 """
 
 import shutil
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -162,7 +160,7 @@ def test_swag_csv_fits_and_predicts(tmp_path, real_preprocessor):
         model.predict(swag.drop(columns="question"), verbose=0)
 
 
-def test_saved_model_predicts_the_same_in_a_fresh_process(trained, austen, tmp_path):
+def test_saved_model_predicts_the_same_in_a_fresh_process(trained, austen, tmp_path, fresh_python):
     model, _ = trained
     raw = austen.drop(columns="label").head(20)
     expected = model.predict(raw, verbose=0)
@@ -174,14 +172,14 @@ def test_saved_model_predicts_the_same_in_a_fresh_process(trained, austen, tmp_p
         raw = pd.read_pickle({str(tmp_path / "raw.pkl")!r})
         model.predict(raw, verbose=0).to_pickle({str(tmp_path / "out.pkl")!r})
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script)
     reloaded = pd.read_pickle(tmp_path / "out.pkl")
     pd.testing.assert_frame_equal(reloaded.drop(columns="probabilities"),
                                   expected.drop(columns="probabilities"), check_exact=True)
     np.testing.assert_array_equal(np.stack(reloaded["probabilities"]), np.stack(expected["probabilities"]))
 
 
-def test_exported_savedmodel_serves_raw_strings(trained, austen, tmp_path):
+def test_exported_savedmodel_serves_raw_strings(trained, austen, tmp_path, fresh_python):
     model, _ = trained
     rows = austen.head(5)
     expected = model.predict(rows, verbose=0)
@@ -194,7 +192,7 @@ def test_exported_savedmodel_serves_raw_strings(trained, austen, tmp_path):
         np.save({str(tmp_path / "p.npy")!r}, out["probabilities"].numpy())
         np.save({str(tmp_path / "choice.npy")!r}, out["choice"].numpy())
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script, imports=("tensorflow", "tensorflow_text"))
     np.testing.assert_allclose(np.load(tmp_path / "p.npy"), np.stack(expected["probabilities"]), atol=1e-6)
     assert np.load(tmp_path / "choice.npy").tolist() == expected["choice"].tolist()
 

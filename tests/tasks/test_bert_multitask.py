@@ -2,8 +2,6 @@
 own head (and the shared encoder), one task alone trains as its single-task model does, and one `.keras`
 reloads every head in a fresh process."""
 
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -81,7 +79,7 @@ def test_one_task_alone_trains_as_its_single_task_model(tiny_preset, task_data):
                                np.stack(single.predict(texts, verbose=0)["probabilities"]), atol=1e-4)
 
 
-def test_one_file_reloads_every_head(tiny_preset, task_data, tmp_path):
+def test_one_file_reloads_every_head(tiny_preset, task_data, tmp_path, fresh_python):
     keras.utils.set_random_seed(0)
     multitask = BertMultiTask.from_preset(tiny_preset, sequence_length=64, tasks=task_data)
     multitask.fit(task_data, epochs=1, batch_size=8, verbose=0)
@@ -99,7 +97,7 @@ def test_one_file_reloads_every_head(tiny_preset, task_data, tmp_path):
         np.save({str(tmp_path / "s.npy")!r}, sentiment); np.save({str(tmp_path / "r.npy")!r}, similarity)
         print(json.dumps([model.task_names, list(model.predict({sentence!r}, task="entities", verbose=0)["tags"][0])]))
     """)
-    run = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    run = fresh_python(script)
     names, tags = __import__("json").loads(run.stdout.strip().splitlines()[-1])
     assert names == ["sentiment", "similarity", "entities"] and tags == list(expected[2])
     np.testing.assert_array_equal(np.load(tmp_path / "s.npy"), expected[0])

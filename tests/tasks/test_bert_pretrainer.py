@@ -4,8 +4,6 @@ References: Google BERT's `run_pretraining.py` MLM loss (sum(loss * weight) / su
 hand, and `transformers.BertForPreTraining` (CPU torch) for the exported heads.
 """
 
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -213,7 +211,7 @@ def test_export_to_hf_matches_bert_for_pretraining(trained, held_out, tmp_path):
         np.testing.assert_allclose(value, ours[name], atol=1e-5, err_msg=name)
 
 
-def test_saved_model_gives_the_same_outputs_in_a_fresh_process(trained, held_out, tmp_path):
+def test_saved_model_gives_the_same_outputs_in_a_fresh_process(trained, held_out, tmp_path, fresh_python):
     model = trained[0]
     inputs = first_batch(model, held_out)
     expected = model.predict_on_batch(inputs)
@@ -228,7 +226,7 @@ def test_saved_model_gives_the_same_outputs_in_a_fresh_process(trained, held_out
         tied = model.mlm_head.token_embedding is model.backbone.token_embedding
         np.savez({str(tmp_path / "outputs.npz")!r}, tied=tied, **outputs)
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script)
     reloaded = np.load(tmp_path / "outputs.npz")
     assert bool(reloaded["tied"])
     for name in ("mlm", "nsp"):

@@ -6,8 +6,6 @@ windows are 128 tokens with a 32-token stride, so long SQuAD contexts span sever
 """
 
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -191,7 +189,7 @@ def test_fine_tuned_hf_question_answering_matches_transformers(v1_questions, tmp
     assert answerer.predict(questions, verbose=0).answer.tolist() == [p.text for p in their_answers]
 
 
-def test_saved_answerer_predicts_the_same_in_a_fresh_process(trained, v1_questions, tmp_path):
+def test_saved_answerer_predicts_the_same_in_a_fresh_process(trained, v1_questions, tmp_path, fresh_python):
     answerer, _ = trained
     raw = [{"question": q, "context": c} for q, c in zip(v1_questions.question[:8], v1_questions.context[:8])]
     expected = answerer.predict(raw, verbose=0)
@@ -201,11 +199,11 @@ def test_saved_answerer_predicts_the_same_in_a_fresh_process(trained, v1_questio
         model = keras.saving.load_model({str(tmp_path / "qa.keras")!r})  # safe mode
         model.predict({raw!r}, verbose=0).to_pickle({str(tmp_path / "out.pkl")!r})
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script)
     pd.testing.assert_frame_equal(pd.read_pickle(tmp_path / "out.pkl"), expected)
 
 
-def test_exported_savedmodel_gives_the_logits_of_the_first_window(trained, v1_questions, tmp_path):
+def test_exported_savedmodel_gives_the_logits_of_the_first_window(trained, v1_questions, tmp_path, fresh_python):
     answerer, _ = trained
     longest = v1_questions.loc[[v1_questions.context.str.len().idxmax()]]
     sample = pd.concat([v1_questions.head(3), longest])  # the longest context is cut to one window
@@ -220,7 +218,7 @@ def test_exported_savedmodel_gives_the_logits_of_the_first_window(trained, v1_qu
                                          context=tf.constant({sample.context.tolist()!r}))
         np.savez({str(tmp_path / "served.npz")!r}, **{{k: v.numpy() for k, v in out.items()}})
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script, imports=("tensorflow", "tensorflow_text"))
     served = np.load(tmp_path / "served.npz")
     start_logits, end_logits = outputs[..., 0], outputs[..., 1]
     for row, window in enumerate(first_windows):

@@ -6,8 +6,6 @@ masking target tokens, 0.7 of them, the final [SEP] included) and microsoft/unil
 """
 
 import json
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -188,7 +186,7 @@ def test_no_repeat_ngram_decoding_equals_hf_processor():
         assert len(grams) == len(set(grams))
 
 
-def test_keras_file_generates_the_same_in_a_fresh_process(memorised, pairs, tmp_path):
+def test_keras_file_generates_the_same_in_a_fresh_process(memorised, pairs, tmp_path, fresh_python):
     model, _ = memorised
     model.save(tmp_path / "writer.keras")
     script = textwrap.dedent(f"""
@@ -198,8 +196,7 @@ def test_keras_file_generates_the_same_in_a_fresh_process(memorised, pairs, tmp_
         sources = {pairs["source"].tolist()!r}
         print(json.dumps(model.generate(sources)))
     """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
+    result = fresh_python(script, timeout=300)
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert loaded == model.generate(pairs["source"].tolist())
 

@@ -2,8 +2,6 @@
 transformers on the same weights (mean pooling over the attention mask, then L2 normalisation) to 1e-5; the
 other poolings against numpy; `.keras` (fresh process, safe mode) and SavedModel give the same vectors."""
 
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -75,7 +73,7 @@ def test_pooling_over_real_tokens_only(mode):
     np.testing.assert_allclose(pooled, expected, rtol=1e-6, atol=1e-6)
 
 
-def test_saved_encoder_takes_raw_text(minilm_encoder, tmp_path):
+def test_saved_encoder_takes_raw_text(minilm_encoder, tmp_path, fresh_python):
     texts = ["A wonderful, moving film.", ""]
     expected = minilm_encoder.encode(texts, verbose=0)
     minilm_encoder.save(tmp_path / "encoder.keras")
@@ -84,7 +82,7 @@ def test_saved_encoder_takes_raw_text(minilm_encoder, tmp_path):
         encoder = keras.saving.load_model({str(tmp_path / "encoder.keras")!r}, safe_mode=True)
         np.save({str(tmp_path / "v.npy")!r}, encoder.encode({texts!r}, verbose=0))
     """)
-    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    fresh_python(script)
     np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), expected)
     minilm_encoder.export(tmp_path / "saved")
     served = tf.saved_model.load(str(tmp_path / "saved")).signatures["serve"](text=tf.constant(texts))

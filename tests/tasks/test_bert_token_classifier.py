@@ -4,8 +4,6 @@ spans, entity scores against seqeval, saving, export, HF heads (BertForTokenClas
 import copy
 import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -179,7 +177,7 @@ def test_cut_off_words_warn_and_are_tagged_o():
     assert predicted["tags"][0][6:] == ["O", "O", "O"]
 
 
-def test_saved_model_predicts_the_same_in_a_fresh_process(trained, tmp_path):
+def test_saved_model_predicts_the_same_in_a_fresh_process(trained, tmp_path, fresh_python):
     model = trained[0]
     words = [["EU", "rejects", "German", "call", "."]]
     expected = [model.predict(TEXTS, verbose=0), model.predict(words, verbose=0)]
@@ -190,13 +188,13 @@ def test_saved_model_predicts_the_same_in_a_fresh_process(trained, tmp_path):
         outputs = [model.predict({TEXTS!r}, verbose=0), model.predict({words!r}, verbose=0)]
         pickle.dump(outputs, open({str(tmp_path / "out.pkl")!r}, "wb"))
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script)
     reloaded = pd.read_pickle(tmp_path / "out.pkl")
     for ours, theirs in zip(expected, reloaded):
         pd.testing.assert_frame_equal(ours, theirs)
 
 
-def test_exported_savedmodel_tags_raw_strings(trained, tmp_path):
+def test_exported_savedmodel_tags_raw_strings(trained, tmp_path, fresh_python):
     model = trained[0]
     expected = model.predict(TEXTS, verbose=0)
     prepared = model.prepare(TEXTS, with_labels=False)
@@ -207,7 +205,7 @@ def test_exported_savedmodel_tags_raw_strings(trained, tmp_path):
         out = served.signatures["serve"](text=tf.constant({TEXTS!r}))
         np.savez({str(tmp_path / "out.npz")!r}, **{{k: v.numpy() for k, v in out.items()}})
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script, imports=("tensorflow", "tensorflow_text"))
     served = np.load(tmp_path / "out.npz", allow_pickle=True)
     for row, (tags, starts) in enumerate(zip(expected["tags"], prepared.extras["word_starts"])):
         first = served["word_starts"][row]

@@ -3,8 +3,6 @@ trains from a DataFrame, reloads from `.keras` and serves raw strings from `expo
 choice heads swap in on a tiny backbone; a head of the wrong shape is a named error.
 """
 
-import subprocess
-import sys
 import textwrap
 import warnings
 
@@ -41,7 +39,7 @@ class MeanPoolingMLPHead(keras.layers.Layer):
         return {**super().get_config(), "units": self.units, "hidden": self.hidden, "per_token": self.per_token}
 
 
-def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(tiny_preset, tmp_path):
+def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(tiny_preset, tmp_path, fresh_python):
     reviews = kb.data.load_dataset("uci_sentiment", "train").head(32)
     classifier = kb.BertClassifier.from_preset(str(tiny_preset), sequence_length=32, labels=[0, 1],
                                                head=MeanPoolingMLPHead(2))
@@ -63,7 +61,7 @@ def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(tiny_preset,
         served = tf.saved_model.load({str(tmp_path / "served")!r})
         np.save({str(tmp_path / "p.npy")!r}, served.signatures["serve"](text=tf.constant({TEXTS!r}))["probabilities"].numpy())
     """)
-    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    fresh_python(script, imports=("tensorflow", "tensorflow_text"))
     np.testing.assert_allclose(np.load(tmp_path / "p.npy"), expected, atol=1e-5)
 
 

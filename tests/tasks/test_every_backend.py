@@ -8,8 +8,6 @@ batch shape (JAX compiles once per shape).
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -121,7 +119,7 @@ def test_masked_lm_and_pretrainer(real_preprocessor):
 
 
 @pytest.mark.all_backends
-def test_keras_files_predict_identically_under_the_next_backend(real_preprocessor, tmp_path):
+def test_keras_files_predict_identically_under_the_next_backend(real_preprocessor, tmp_path, fresh_python):
     """Classifier (pooled output), token classifier (per-token outputs) and multiple choice (choices
     axis): fitted and saved here, reloaded in a fresh process of the next backend in BACKENDS. CI runs
     this file under all three, so every backend saves once and loads once: TF -> JAX -> torch -> TF."""
@@ -152,7 +150,7 @@ def test_keras_files_predict_identically_under_the_next_backend(real_preprocesso
                  chooser=np.stack(load("chooser").predict(choices, verbose=0)["probabilities"]))
     """)
     backend = BACKENDS[(BACKENDS.index(keras.backend.backend()) + 1) % len(BACKENDS)]
-    subprocess.run([sys.executable, "-c", script], check=True, env={**os.environ, "KERAS_BACKEND": backend})
+    fresh_python(script, env={"KERAS_BACKEND": backend})
     reloaded = np.load(tmp_path / f"{backend}.npz")
     for name, values in expected.items():
         np.testing.assert_allclose(reloaded[name], values, atol=1e-5, err_msg=f"{name} under {backend}")

@@ -11,8 +11,6 @@ import importlib.util
 import inspect
 import pathlib
 import shutil
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -184,7 +182,8 @@ def test_classifier_of_every_family_trains_and_reloads_from_keras(family, family
     np.testing.assert_allclose(np.stack(got["probabilities"]), np.stack(expected["probabilities"]), atol=1e-6)
 
 
-def test_roberta_classifier_reloads_in_a_fresh_process_and_takes_raw_text(family_folder, uci_reviews, tmp_path):
+def test_roberta_classifier_reloads_in_a_fresh_process_and_takes_raw_text(family_folder, uci_reviews, tmp_path,
+                                                                          fresh_python):
     classifier = BertClassifier.from_preset(family_folder("roberta"), sequence_length=64)
     classifier.fit(uci_reviews[0], epochs=1, batch_size=8, verbose=0)
     path = tmp_path / "roberta.keras"
@@ -196,7 +195,7 @@ def test_roberta_classifier_reloads_in_a_fresh_process_and_takes_raw_text(family
         f"model = keras.saving.load_model({str(path)!r})\n"
         f"print(json.dumps(model.predict({texts!r}, verbose=0)['label'].tolist()))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    result = fresh_python(script)
     assert result.stdout.strip().splitlines()[-1] == str(expected).replace("'", '"')
 
 

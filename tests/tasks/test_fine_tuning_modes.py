@@ -1,8 +1,6 @@
 """`fine_tuning=` on every task model: which weights train in each mode, a fit moves only those, and the
 task round-trips through `.keras` (fresh process, safe mode) and `export()` with identical outputs."""
 
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -32,7 +30,7 @@ def train(uci_reviews):
     (FineTuningConfig("lora", lora_rank=2), {}, ("logits", "lora_")),
 ])
 def test_only_the_chosen_weights_train_and_the_task_reloads(tiny_preset, uci_reviews, tmp_path, fine_tuning, options,
-                                                            trains):
+                                                            trains, fresh_python):
     classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, labels=["negative", "positive"],
                                             fine_tuning=fine_tuning, **options)
     mode = FineTuningConfig.coerce(fine_tuning).mode
@@ -57,12 +55,12 @@ def test_only_the_chosen_weights_train_and_the_task_reloads(tiny_preset, uci_rev
         print(len(model.trainable_weights))
         np.save({str(tmp_path / "p.npy")!r}, np.stack(model.predict({texts!r}, verbose=0)["probabilities"]))
     """)
-    run = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    run = fresh_python(script)
     np.testing.assert_array_equal(np.load(tmp_path / "p.npy"), expected)
     assert int(run.stdout.split()[-1]) == len(trainable)
 
 
-def test_a_lora_classifier_exports_raw_string_serving(tiny_preset, uci_reviews, tmp_path):
+def test_a_lora_classifier_exports_raw_string_serving(tiny_preset, uci_reviews, tmp_path, fresh_python):
     classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, labels=["negative", "positive"],
                                             fine_tuning=FineTuningConfig("lora", lora_rank=2,
                                                                          lora_targets=["query", "value", "output"]))
@@ -75,7 +73,7 @@ def test_a_lora_classifier_exports_raw_string_serving(tiny_preset, uci_reviews, 
         served = tf.saved_model.load({str(tmp_path / "served")!r})
         np.save({str(tmp_path / "p.npy")!r}, served.signatures["serve"](text=tf.constant({texts!r}))["probabilities"])
     """)
-    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    fresh_python(script, imports=("tensorflow", "tensorflow_text"))
     np.testing.assert_allclose(np.load(tmp_path / "p.npy"), expected, atol=1e-6)
 
 

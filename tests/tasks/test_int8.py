@@ -4,8 +4,6 @@ Reference: the same model in float32. Real weights (all-MiniLM-L6-v2) and real r
 """
 
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -43,7 +41,8 @@ def test_int8_weights_are_at_most_30_percent_of_float_and_outputs_stay_close(flo
     assert kernels["kernel"] == "int8" and kernels["embeddings"] == "int8"
 
 
-def test_int8_file_reloads_in_a_fresh_process_in_safe_mode_with_identical_outputs(float_and_int8, uci_reviews):
+def test_int8_file_reloads_in_a_fresh_process_in_safe_mode_with_identical_outputs(float_and_int8, uci_reviews,
+                                                                                  fresh_python):
     _, quantized, folder = float_and_int8
     texts = uci_reviews[1]["text"].tolist()[:6]
     script = (
@@ -51,7 +50,7 @@ def test_int8_file_reloads_in_a_fresh_process_in_safe_mode_with_identical_output
         f"model = keras.saving.load_model({str(folder / 'int8.keras')!r}, safe_mode=True)\n"
         f"print(json.dumps(np.stack(model.predict({texts!r}, verbose=0)['probabilities']).tolist()))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    result = fresh_python(script)
     reloaded = np.array(eval(result.stdout.strip().splitlines()[-1]))
     np.testing.assert_allclose(reloaded, probabilities(quantized, texts), atol=1e-6)
 

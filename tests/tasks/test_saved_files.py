@@ -1,7 +1,5 @@
 """`.keras` files of task models: lean for deployment, complete for resuming, short errors on load."""
 
-import subprocess
-import sys
 import textwrap
 import zipfile
 
@@ -61,7 +59,7 @@ def test_default_schedule_continues_after_reload(real_preprocessor, reviews, tmp
     np.testing.assert_allclose(resumed.optimizer.learning_rate.numpy(), learning_rate)
 
 
-def test_a_missing_class_on_load_gives_a_short_error(real_preprocessor, tmp_path):
+def test_a_missing_class_on_load_gives_a_short_error(real_preprocessor, tmp_path, fresh_python):
     """The vocabulary is an asset, so the config Keras prints in its error stays small."""
     script = textwrap.dedent(f"""
         import keras
@@ -83,7 +81,7 @@ def test_a_missing_class_on_load_gives_a_short_error(real_preprocessor, tmp_path
         preprocessor = BertPreprocessor.from_preset("all_minilm_l6_v2_en", sequence_length=32)
         BertClassifier(backbone, preprocessor, num_classes=2, head=MeanHead()).save({str(tmp_path / "m.keras")!r})
     """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    fresh_python(script)
     with pytest.raises(TypeError, match="MeanHead") as error:
         keras.saving.load_model(tmp_path / "m.keras")
     assert len(str(error.value)) < 20_000

@@ -9,8 +9,6 @@ import importlib.util
 import itertools
 import json
 import pathlib
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -266,7 +264,7 @@ def test_keras_file_round_trip_takes_raw_strings(roberta, tmp_path):
         np.testing.assert_array_equal(restored(batch)[name], value, err_msg=name)
 
 
-def test_saved_model_and_tf_data_take_raw_strings(roberta, tmp_path):
+def test_saved_model_and_tf_data_take_raw_strings(roberta, tmp_path, fresh_python):
     class Serving(tf.Module):
         def __init__(self):
             super().__init__()
@@ -284,8 +282,7 @@ served = tf.saved_model.load({str(tmp_path / "served")!r})
 print(any(name.startswith("kerasbert") for name in sys.modules))
 print(served(tf.constant({EDGE_CASES!r})).numpy().tolist())
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
+    result = fresh_python(code, imports=("tensorflow", "tensorflow_text"))
     imported_kerasbert, ids = result.stdout.strip().splitlines()[-2:]
     assert imported_kerasbert == "False"
     assert ids == str(roberta(EDGE_CASES).to_tensor(-1).numpy().tolist())

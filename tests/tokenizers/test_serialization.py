@@ -1,8 +1,6 @@
 """The tokenizer and preprocessor survive Keras serialisation, `.keras` files, tf.data and SavedModel."""
 
 import json
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -14,13 +12,6 @@ from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 from kerasbert.families.bert_preprocessor import BertPreprocessor
 
 TEXTS = ["The café [MASK] opens at 9.", "Ångström naïve 中文 ﬁne", ""]
-
-
-def run_fresh_python(code):
-    """Runs `code` in a new interpreter (nothing imported or registered yet); returns its stdout."""
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
 
 
 def test_config_keeps_every_setting_and_leaves_the_vocabulary_to_the_asset(vocab_file, tmp_path):
@@ -50,24 +41,22 @@ def test_preprocessor_round_trip(tokenizer, tmp_path):
         np.testing.assert_array_equal(restored(TEXTS)[name], value)
 
 
-def test_keras_file_reloads_in_safe_mode_in_a_fresh_process(tokenizer, tmp_path):
+def test_keras_file_reloads_in_safe_mode_in_a_fresh_process(tokenizer, tmp_path, fresh_python):
     texts = keras.Input(shape=(), dtype="string")
     model = keras.Model(texts, BertPreprocessor(tokenizer, sequence_length=12)(texts))
     path = tmp_path / "preprocessor.keras"
     model.save(path)
     expected = model(tf.constant(TEXTS))["token_ids"].numpy().tolist()
-    output = run_fresh_python(
-        f"""
+    output = fresh_python(textwrap.dedent(f"""
         import keras, tensorflow as tf
         import kerasbert.families.bert_preprocessor  # registers the kerasbert classes
         model = keras.saving.load_model({str(path)!r}, safe_mode=True)
         print(model(tf.constant({TEXTS!r}))["token_ids"].numpy().tolist())
-        """
-    )
+    """), imports=("keras", "tensorflow")).stdout
     assert output.strip().splitlines()[-1] == str(expected)
 
 
-def test_saved_model_serves_raw_strings_with_only_tensorflow_text(tokenizer, tmp_path):
+def test_saved_model_serves_raw_strings_with_only_tensorflow_text(tokenizer, tmp_path, fresh_python):
     preprocessor = BertPreprocessor(tokenizer, sequence_length=12)
 
     class Serving(tf.Module):
@@ -81,15 +70,13 @@ def test_saved_model_serves_raw_strings_with_only_tensorflow_text(tokenizer, tmp
 
     tf.saved_model.save(Serving(), str(tmp_path / "served"))
     expected = preprocessor(TEXTS)["token_ids"].numpy().tolist()
-    output = run_fresh_python(
-        f"""
+    output = fresh_python(textwrap.dedent(f"""
         import sys
         import tensorflow as tf, tensorflow_text  # tensorflow_text registers the WordPiece ops
         served = tf.saved_model.load({str(tmp_path / "served")!r})
         print(any(name.startswith("kerasbert") for name in sys.modules))
         print(served(tf.constant({TEXTS!r}))["token_ids"].numpy().tolist())
-        """
-    )
+    """), imports=("tensorflow", "tensorflow_text")).stdout
     imported_kerasbert, token_ids = output.strip().splitlines()[-2:]
     assert imported_kerasbert == "False"
     assert token_ids == str(expected)
