@@ -34,15 +34,21 @@ main: $(VENV)/.installed-main
 	$(BIN)/python applications/sentiment_uci.py
 
 # The whole suite on TensorFlow (less the on_request tests, covered there by others), then the tests marked
-# all_backends on JAX and on torch. Two pytest workers (pytest-xdist, work stealing) where they pay: much of a
-# test's time is tracing and subprocess start-up, not compute (torch's short run is faster with one). Two
-# workers on two cores each run TensorFlow on one thread: 12% faster than two workers of two threads each
-# spinning against each other. XLA keeps its threads: one-thread XLA made the whole JAX phase slower (310 s
-# against 260 s).
+# all_backends on JAX and on torch, those two side by side (the torch run keeps about one core busy; the pair
+# ends about a minute sooner than one after the other). Two pytest workers (pytest-xdist, work stealing) where
+# they pay: much of a test's time is tracing and subprocess start-up, not compute (torch's short run is faster
+# with one). Two workers on two cores each run TensorFlow on one thread: 12% faster than two workers of two
+# threads each spinning against each other. XLA keeps its threads: one-thread XLA made the JAX run slower.
 ONE_THREAD = TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1
 test: install
 	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not on_request"
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-jax test-torch
+
+.PHONY: test-jax test-torch
+test-jax: install
 	$(ONE_THREAD) KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 --dist worksteal -m all_backends
+
+test-torch: install
 	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m all_backends
 
 # The docs site (docs/, mkdocs.yml) into site/; --strict fails on any broken link or reference.

@@ -22,6 +22,20 @@ TINY_CONFIG = {
 }
 
 
+# The longest tests (20-130 s each on 2 cores) start first: xdist's work stealing then ends the run on short
+# tests, instead of one worker finishing a long one while the other has nothing left.
+LONG_FIRST = ("tests/test_readme.py", "tests/training/test_many_devices.py", "tests/training/test_resume.py",
+              "tests/tasks/test_every_backend.py::test_keras_files_predict_identically_under_the_next_backend",
+              "tests/tasks/test_bert_multitask.py::test_one_file_reloads_every_head",
+              "tests/cli/test_commands.py::test_fit_then_predict_from_stdin_as_a_subprocess",
+              "tests/families/test_research_extensions.py", "tests/tasks/test_custom_heads.py",
+              "tests/training/test_pretraining_matches_hf.py", "tests/tasks/test_bert_text_encoder.py")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: not item.nodeid.startswith(LONG_FIRST))  # stable: the rest keep their order
+
+
 @pytest.fixture
 def tiny_config():
     """A two-layer BERT config small enough for unit tests."""

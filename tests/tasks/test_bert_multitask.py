@@ -82,7 +82,7 @@ def test_one_task_alone_trains_as_its_single_task_model(tiny_preset, task_data):
 def test_one_file_reloads_every_head(tiny_preset, task_data, tmp_path, fresh_python):
     keras.utils.set_random_seed(0)
     multitask = BertMultiTask.from_preset(tiny_preset, sequence_length=64, tasks=task_data)
-    multitask.fit(task_data, epochs=1, batch_size=8, verbose=0)
+    multitask.fit({"sentiment": task_data["sentiment"]}, epochs=1, batch_size=8, verbose=0)  # one head trained
     sentence = ["Emma met Harriet at Hartfield"]
     pair = {"text": ["A fine day."], "text_pair": ["The day was fine."]}
     expected = (np.stack(multitask.predict(sentence, task="sentiment", verbose=0)["probabilities"]),

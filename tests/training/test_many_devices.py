@@ -93,8 +93,7 @@ def jax_two_devices(tmp_path_factory, minilm_path):
         with parallel.scope():
             sharded = kb.BertBackbone.from_preset({str(minilm_path)!r})
             tiny = classifier()
-        MODEL["one"] = losses(classifier(), REVIEWS.head(16))
-        MODEL["two"] = losses(tiny, REVIEWS.head(16))
+        MODEL["two"] = losses(tiny)  # against the one-device run above: same weights, same batches
         MODEL["max_difference"] = float(np.abs(keras.ops.convert_to_numpy(sharded(inputs)["sequence_output"])
                                                  - keras.ops.convert_to_numpy(single(inputs)["sequence_output"])).max())
         MODEL["specs"] = {{v.path: list(v.value.sharding.spec) for v in sharded.weights}}
@@ -139,7 +138,7 @@ def test_jax_model_parallel_layout_shards_the_real_backbone_and_trains_alike(jax
     assert specs["embedding/token_embedding/embeddings"] == [None, "model"]
     assert specs["pooler/kernel"] == [None, None]
     assert results["max_difference"] < 1e-4  # sharded matmuls sum in another order (measured 2.1e-5)
-    np.testing.assert_allclose(results["two"], results["one"], rtol=1e-5)
+    np.testing.assert_allclose(results["two"], jax_two_devices["data"]["one"], rtol=1e-5)
     split, rank, foreign = results["errors"]
     assert "embedding/token_embedding/embeddings (shape (30522, 27))" in split and "do not divide" in split
     assert "qkv_dense/bias (shape (96,))" in rank and "rank 2" in rank
