@@ -4,7 +4,7 @@ It imports the modules named on its command line, runs nothing else, then forks 
 script runs in an interpreter whose only history is those imports, as in `python -c "import kerasbert; ..."`,
 without paying the imports (about 6 s of CPU) again for every script.
 
-Protocol, one JSON line each way: {"script", "argv", "cwd", "stdout", "stderr"} in (the two output paths are
+Protocol, one JSON line each way: {"script", "cwd", "stdout", "stderr"} in (the two output paths are
 files the child writes), {"returncode"} out.
 
 Example:
@@ -26,7 +26,7 @@ def run_child(request):
     for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
         os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
     os.chdir(request["cwd"])
-    sys.argv = ["-c", *request["argv"]]
+    sys.argv = ["-c"]
     code = 0
     try:
         exec(compile(request["script"], "<string>", "exec"), {"__name__": "__main__"})
