@@ -1,8 +1,9 @@
 """kerasbert: the BERT toolkit for Keras 3.
 
 `import kerasbert` imports every subpackage (TensorFlow quietly, see `_quiet_start`), which also registers
-the Keras classes that `keras.saving.load_model` needs. Only in the `kerasbert` command's own process do the
-names load on first use, so that `kerasbert --help` answers without TensorFlow.
+the Keras classes that `keras.saving.load_model` needs. In the `kerasbert` command's own process, and where
+TensorFlow is not installed, the names load on first use instead: `kerasbert --help` answers without
+TensorFlow, and the layers (`kerasbert.layers`, keras.ops only) run on JAX or torch alone.
 
 Examples:
     >>> import kerasbert as kb
@@ -10,6 +11,7 @@ Examples:
 """
 
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -51,7 +53,7 @@ def started_as_the_command():
     return bool(sys.argv) and os.path.basename(sys.argv[0]) == "kerasbert"
 
 
-if not started_as_the_command():
+if not started_as_the_command() and importlib.util.find_spec("tensorflow") is not None:
     for _subpackage in SUBPACKAGES:
         if _subpackage not in ("plots", "serving"):  # optional extras: imported when used
             globals()[_subpackage] = importlib.import_module(f"kerasbert.{_subpackage}")

@@ -7,6 +7,7 @@ propagate. Setting `TF_CPP_MIN_LOG_LEVEL` yourself (any value) keeps TensorFlow'
 """
 
 import contextlib
+import importlib.util
 import os
 import sys
 
@@ -27,8 +28,11 @@ def stderr_to_devnull():
 
 
 def import_tensorflow_quietly():
-    """Import TensorFlow (and tensorflow-text) without the start-up lines, once, if the user set no level."""
+    """Import TensorFlow (and tensorflow-text) without the start-up lines, once, if the user set no level and
+    TensorFlow is installed (the layers run on JAX or torch without it)."""
     if "tensorflow" in sys.modules or "TF_CPP_MIN_LOG_LEVEL" in os.environ:
+        return
+    if importlib.util.find_spec("tensorflow") is None:
         return
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"  # later C++ lines too (e.g. "failed call to cuInit" without a GPU)
     with stderr_to_devnull():
