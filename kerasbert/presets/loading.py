@@ -1,9 +1,13 @@
 """`from_preset` resolution: a built-in name, a folder (kerasbert, HF, Google) or `hf://org/name`."""
 
+import collections
 import dataclasses
 import difflib
 import importlib
+import threading
 from pathlib import Path
+
+import keras
 
 from kerasbert.presets.checkpoint import TOKENIZER_FILES, Checkpoint, CheckpointError, FamilyMismatchError
 from kerasbert.presets.google_format import read_google_folder
@@ -130,9 +134,25 @@ def vocabulary_path(preset, checkpoint):
     return checkpoint.require_vocabulary()
 
 
+TOKENIZERS_KEPT = 8  # the tokenizers `load_tokenizer` keeps for reuse (the most recently asked for)
+_kept_tokenizers = collections.OrderedDict()  # key -> tokenizer, oldest first
+_kept_lock = threading.Lock()
+
+
+def file_stamps(path):
+    """(name, size, modification time) of a file, or of each file in a folder: a rewritten file changes it."""
+    path = Path(path)
+    files = sorted(child for child in path.iterdir() if child.is_file()) if path.is_dir() else [path]
+    return tuple((file.name, file.stat().st_size, file.stat().st_mtime_ns) for file in files)
+
+
 def load_tokenizer(preset, cls, **overrides):
     """Build tokenizer class `cls` with the files and settings of `preset`; a `FamilyMismatchError` when `cls`
     is not the tokenizer of the preset's family (`cls.families`).
+
+    A tokenizer does not change once made, so the same preset, files (unchanged on disk), settings and dtype
+    policy give the same tokenizer object: a second model from a preset reuses its traced tokenisation
+    instead of tracing again (about 2 s a model on 2 cores). The last `TOKENIZERS_KEPT` are kept.
 
     Examples:
         >>> load_tokenizer("all_minilm_l6_v2_en", BertTokenizer).vocabulary_size()
@@ -147,5 +167,16 @@ def load_tokenizer(preset, cls, **overrides):
             "Use kerasbert.tokenizers.tokenizer_from_preset (or BertPreprocessor.from_preset), which picks the "
             "family's tokenizer."
         )
-    settings = {**checkpoint.tokenizer_config, **overrides}
-    return cls(str(vocabulary_path(preset, checkpoint)), **cls.upgrade_settings(settings))
+    settings = cls.upgrade_settings({**checkpoint.tokenizer_config, **overrides})
+    path = vocabulary_path(preset, checkpoint)
+    key = (cls, str(path), file_stamps(path), repr(sorted(settings.items())), keras.config.dtype_policy().name)
+    with _kept_lock:
+        if key in _kept_tokenizers:
+            _kept_tokenizers.move_to_end(key)
+            return _kept_tokenizers[key]
+    tokenizer = cls(str(path), **settings)
+    with _kept_lock:
+        _kept_tokenizers[key] = tokenizer
+        while len(_kept_tokenizers) > TOKENIZERS_KEPT:
+            _kept_tokenizers.popitem(last=False)
+    return tokenizer
