@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from kerasbert.layers.attention import MultiHeadSelfAttention
+from kerasbert.layers.attention import MultiHeadSelfAttention, fused_kernel_pays
 
 pytestmark = pytest.mark.all_backends
 
@@ -13,7 +13,7 @@ BATCH, LENGTH, HIDDEN, HEADS = 3, 7, 16, 4
 
 def twin_layers(**kwargs):
     """A fused and an explicit attention layer with the same weights."""
-    fused = MultiHeadSelfAttention(HEADS, attention_dropout=0.0, **kwargs)
+    fused = MultiHeadSelfAttention(HEADS, attention_dropout=0.0, fused_attention=True, **kwargs)
     explicit = MultiHeadSelfAttention(HEADS, attention_dropout=0.0, fused_attention=False, **kwargs)
     for layer in (fused, explicit):
         layer.build((None, None, HIDDEN))
@@ -65,10 +65,17 @@ def test_custom_scoring_and_training_dropout_take_the_explicit_path():
         def attention_scores(self, query, key):
             return super().attention_scores(query, key) * 2.0
 
-    assert not HalfTemperature(HEADS).fuses(False, None)
-    dropping = MultiHeadSelfAttention(HEADS, attention_dropout=0.1)
+    assert not HalfTemperature(HEADS, fused_attention=True).fuses(False, None)
+    dropping = MultiHeadSelfAttention(HEADS, attention_dropout=0.1, fused_attention=True)
     assert dropping.fuses(False, False) and not dropping.fuses(False, True)
-    assert MultiHeadSelfAttention(HEADS, attention_dropout=0.0).fuses(False, True)
+    assert MultiHeadSelfAttention(HEADS, attention_dropout=0.0, fused_attention=True).fuses(False, True)
+
+
+def test_by_default_it_fuses_where_the_backend_has_a_kernel_that_pays():
+    assert fused_kernel_pays() == (keras.backend.backend() == "torch")  # on a CPU: torch's SDPA only
+    assert MultiHeadSelfAttention(HEADS).fuses(False, None) == fused_kernel_pays()
+    with pytest.raises(ValueError, match="fused_attention must be None"):
+        MultiHeadSelfAttention(HEADS, fused_attention="yes")
 
 
 def test_fused_decoding_with_a_cache_equals_explicit():
@@ -87,4 +94,4 @@ def test_the_setting_survives_a_config_round_trip():
     assert MultiHeadSelfAttention.from_config(layer.get_config()).fused_attention is False
     config = layer.get_config()
     del config["fused_attention"]  # a file saved before the setting existed
-    assert MultiHeadSelfAttention.from_config(config).fused_attention is True
+    assert MultiHeadSelfAttention.from_config(config).fused_attention is None
