@@ -17,6 +17,8 @@ import warnings
 
 import keras
 
+from kerasbert.training.cpu_features import warn_if_bfloat16_is_slow_here
+
 
 def batch_shards():
     """How many pieces the active Keras distribution cuts each batch into (1 without one)."""
@@ -105,7 +107,8 @@ def has_accelerator():
 
 
 def check_dtype_fits_the_device(dtype):
-    """ValueError for a float16 compute dtype (`"float16"`, `"mixed_float16"`) without a GPU or TPU.
+    """ValueError for a float16 compute dtype (`"float16"`, `"mixed_float16"`) without a GPU or TPU; a warning (once)
+    for bfloat16 on a CPU without bf16 products (`warn_if_bfloat16_is_slow_here`).
 
     The CPU kernels of these backends have no fast float16 matrix arithmetic, and on the CPU
     `"float16"` training failed inside TensorFlow's optimizer and gave NaN losses on JAX and torch,
@@ -113,12 +116,15 @@ def check_dtype_fits_the_device(dtype):
     precision.
     """
     policy = keras.dtype_policies.get(dtype) if dtype is not None else keras.config.dtype_policy()
-    if policy.compute_dtype == "float16" and not has_accelerator():
+    accelerated = has_accelerator()
+    if policy.compute_dtype == "float16" and not accelerated:
         raise ValueError(
             f"dtype={policy.name!r} needs a GPU or TPU, and the {keras.backend.backend()} backend sees "
             f"none, and its CPU kernels have no fast float16 arithmetic. Use dtype='mixed_bfloat16' (fast on CPUs with "
             f"AVX512-BF16 or AMX) or the default float32."
         )
+    if not accelerated:
+        warn_if_bfloat16_is_slow_here(policy)
 
 
 def check_weights_are_trainable(model):
