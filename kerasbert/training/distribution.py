@@ -116,15 +116,15 @@ def check_dtype_fits_the_device(dtype):
     precision.
     """
     policy = keras.dtype_policies.get(dtype) if dtype is not None else keras.config.dtype_policy()
-    accelerated = has_accelerator()
-    if policy.compute_dtype == "float16" and not accelerated:
+    if policy.compute_dtype not in ("float16", "bfloat16") or has_accelerator():
+        return
+    if policy.compute_dtype == "float16":
         raise ValueError(
             f"dtype={policy.name!r} needs a GPU or TPU, and the {keras.backend.backend()} backend sees "
             f"none, and its CPU kernels have no fast float16 arithmetic. Use dtype='mixed_bfloat16' (fast on CPUs with "
             f"AVX512-BF16 or AMX) or the default float32."
         )
-    if not accelerated:
-        warn_if_bfloat16_is_slow_here(policy)
+    warn_if_bfloat16_is_slow_here(policy)
 
 
 def check_weights_are_trainable(model):
