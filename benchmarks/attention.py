@@ -14,16 +14,16 @@ weights, a `Dense(2)` head on `[CLS]`, every token real.
   explicit path runs: the fused kernels take no dropout), hidden dropout 0.1.
 - Peak memory: the worker's peak resident memory (CPU) or the device's peak bytes in use (GPU), each run
   in its own fresh process.
-- MFU on a GPU: model FLOPs (the formula of `throughput.py`, x3 for training) per second against the GPU's
+- MFU on a GPU: model FLOPs (`throughput.forward_flops`, x3 for training) per second against the GPU's
   dense bf16 peak (`PEAK_BF16_TFLOPS`, NVIDIA's datasheet numbers).
 
 Every report starts with the machine's CPU flags and the fp32/bf16 matmul rate of each framework
 (`matmul_ceiling.py`, 1024^3), so ratios are read against what the machine can do.
 
 Run (CPU, about 10 minutes on 2 cores):
-    .venv/bin/python benchmarks/attention.py --preset all_minilm_l6_v2 --lengths 128 512 --batch-size 8
+    .venv/bin/python benchmarks/attention.py --preset all_minilm_l6_v2_en --lengths 128 512 --batch-size 8
 GPU (bert-base, bf16 training, MFU):
-    python benchmarks/attention.py --preset bert_base --modes train --dtype mixed_bfloat16 \\
+    python benchmarks/attention.py --preset bert_base_en_uncased --modes train --dtype mixed_bfloat16 \\
         --backends jax torch --lengths 128 512 --batch-size 64
 """
 
@@ -34,18 +34,14 @@ import sys
 
 import matmul_ceiling
 from _timing import KERAS_BACKENDS, emit, markdown_table, median, peak_memory_mib, run_worker, timed
+from throughput import forward_flops
 
-# The encoder sizes of the presets this script measures (kerasbert.presets.registry holds the same numbers;
-# read here as data so that the script needs no TensorFlow).
-SIZES = {
-    "all_minilm_l6_v2": dict(vocabulary_size=30522, num_layers=6, num_heads=12, hidden_dim=384,
-                             intermediate_dim=1536),
-    "bert_small": dict(vocabulary_size=30522, num_layers=4, num_heads=8, hidden_dim=512, intermediate_dim=2048),
-    "bert_base": dict(vocabulary_size=30522, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072),
-    "bert_tiny": dict(vocabulary_size=30522, num_layers=2, num_heads=2, hidden_dim=128, intermediate_dim=512),
-}
+from kerasbert.presets.registry import PRESETS  # the sizes as data: no TensorFlow needed
+from kerasbert.training.cpu_features import cpu_flags
+
 PEAK_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4, "A100": 312.0, "L4": 121.0}  # dense, no sparsity
 CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
+PRESET_CHOICES = ("all_minilm_l6_v2_en", "bert_tiny_en_uncased", "bert_small_en_uncased", "bert_base_en_uncased")
 
 
 def build_model(sizes, dtype, fused, length):
@@ -112,7 +108,7 @@ def worker(args):
     """{texts_per_s, peak_mib, device}: one mode, path and length, in this fresh process."""
     import numpy as np
 
-    sizes = SIZES[args.preset]
+    sizes = PRESETS[args.preset]["config"]
     model = build_model(sizes, args.dtype, args.path == "fused", args.length)
     rng = np.random.default_rng(0)
     shape = (args.batch_size, args.length)
@@ -126,12 +122,6 @@ def worker(args):
     times = timed(lambda: [step() for _ in range(args.steps)], args.repeats, warmup=0)
     return {"texts_per_s": [args.batch_size * args.steps / seconds for seconds in times],
             "peak_mib": device_peak_mib() or peak_memory_mib(), "device": accelerator()}
-
-
-def forward_flops(sizes, length):
-    """Matmul FLOPs of one sequence's forward pass (`throughput.py`'s formula)."""
-    h, i = sizes["hidden_dim"], sizes["intermediate_dim"]
-    return sizes["num_layers"] * length * (2 * (4 * h * h + 2 * h * i) + 2 * 2 * length * h)
 
 
 def peak_tflops(device):
@@ -152,7 +142,7 @@ def gpu_matmul_line():
 
 
 def machine_lines(args):
-    flags = set(open("/proc/cpuinfo").read().split())
+    flags = cpu_flags()
     lines = [f"- CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores online, flags: "
              + (", ".join(flag for flag in CPU_FLAGS if flag in flags) or "none of " + ", ".join(CPU_FLAGS))]
     gpu = gpu_matmul_line()
@@ -179,7 +169,7 @@ def report(args):
                            for path in ("fused", "explicit")}
                 speeds = {path: median(result["texts_per_s"]) for path, result in results.items()}
                 device = results["fused"]["device"]
-                flops = forward_flops(SIZES[args.preset], length) * (3 if mode == "train" else 1)
+                flops = forward_flops(PRESETS[args.preset]["config"], length) * (3 if mode == "train" else 1)
                 peak = peak_tflops(device)
                 mfu = [f"{100 * speeds[path] * flops / 1e12 / peak:.1f}%" if peak else "-"
                        for path in ("fused", "explicit")]
@@ -199,7 +189,7 @@ HEADERS = ["backend", "device", "mode", "length", "fused texts/s", "explicit tex
 
 def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", choices=sorted(SIZES), default="all_minilm_l6_v2")
+    parser.add_argument("--preset", choices=PRESET_CHOICES, default="all_minilm_l6_v2_en")
     parser.add_argument("--backends", nargs="+", choices=KERAS_BACKENDS, default=list(KERAS_BACKENDS))
     parser.add_argument("--modes", nargs="+", choices=("infer", "train"), default=["infer"])
     parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512])
