@@ -41,7 +41,7 @@ main: $(VENV)/.installed-main
 # threads each spinning against each other. XLA keeps its threads: one-thread XLA made the JAX run slower.
 ONE_THREAD = TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1
 test: install
-	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not on_request"
+	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not on_request and not under_torch"
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-jax test-torch
 
 .PHONY: test-jax test-torch
@@ -49,7 +49,7 @@ test-jax: install
 	$(ONE_THREAD) KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 --dist worksteal -m all_backends
 
 test-torch: install
-	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m all_backends
+	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m "all_backends or under_torch"
 
 # The docs site (docs/, mkdocs.yml) into site/; --strict fails on any broken link or reference.
 docs: install

@@ -58,8 +58,17 @@ class SavedTask:
 
 
 def saved_task(path):
-    """The `SavedTask` of the `.keras` file at `path`, or a FileNotFoundError/ValueError saying what is wrong
-    with the file (missing, not .keras, truncated) and what to do."""
+    """The `SavedTask` of the `.keras` file (or ONNX folder) at `path`, or a FileNotFoundError/ValueError saying
+    what is wrong with the file (missing, not .keras, truncated) and what to do."""
+    config = onnx_folder_task_config(path) or keras_file_config(path)
+    settings = config.get("config") if isinstance(config, dict) and isinstance(config.get("config"), dict) else {}
+    columns = {key[:-len("_column")]: name for key, name in settings.items() if key.endswith("_column")}  # before 0.1
+    columns.update(settings.get("columns") if isinstance(settings.get("columns"), dict) else {})
+    return SavedTask(str(config.get("class_name", "")) if isinstance(config, dict) else "", columns)
+
+
+def keras_file_config(path):
+    """The `config.json` of the `.keras` file at `path`, or the error naming what is wrong with the file."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (resolved from {Path.cwd()}). Give the .keras file that "
@@ -68,11 +77,16 @@ def saved_task(path):
         raise ValueError(f"{path} is not a .keras file. Give a model saved with `save('name.keras')`.")
     try:
         with zipfile.ZipFile(path) as archive:
-            config = json.loads(archive.read("config.json"))
+            return json.loads(archive.read("config.json"))
     except (zipfile.BadZipFile, KeyError, EOFError, OSError, json.JSONDecodeError):
         raise ValueError(f"{path} is not a complete .keras file (a .keras file is a zip archive with the model's "
                          f"config.json; this one is truncated or corrupt). Save the model again.") from None
-    settings = config.get("config") if isinstance(config, dict) and isinstance(config.get("config"), dict) else {}
-    columns = {key[:-len("_column")]: name for key, name in settings.items() if key.endswith("_column")}  # before 0.1
-    columns.update(settings.get("columns") if isinstance(settings.get("columns"), dict) else {})
-    return SavedTask(str(config.get("class_name", "")) if isinstance(config, dict) else "", columns)
+
+
+def onnx_folder_task_config(path):
+    """The task config in an ONNX folder's kerasbert.json (`export(format="onnx")`); None for anything else."""
+    try:
+        with open(Path(path) / "kerasbert.json", encoding="utf-8") as file:
+            return json.load(file).get("task")
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -65,15 +65,22 @@ def convert(source, destination, fmt, allow_pickle):
 @click.command()
 @click.argument("model_file")
 @click.argument("destination")
-def export(model_file, destination):
-    """Export MODEL_FILE (.keras) as a TensorFlow SavedModel whose `serve` signature takes raw strings.
+@click.option("--format", "fmt", type=click.Choice(["saved_model", "onnx"]), default="saved_model",
+              show_default=True, help="saved_model: TensorFlow, raw strings in. onnx: a folder for ONNX Runtime.")
+@click.option("--quantize", type=click.Choice(["int8"]), default=None, help="With --format onnx: ONNX Runtime int8.")
+def export(model_file, destination, fmt, quantize):
+    """Export MODEL_FILE (.keras) as a TensorFlow SavedModel whose `serve` signature takes raw strings, or as an
+    ONNX folder (model.onnx, the tokenizer, the config) that `kerasbert serve` and `predict` run.
 
     \b
     Example:
         kerasbert export sentiment.keras sentiment_savedmodel
+        kerasbert export sentiment.keras sentiment_onnx --format onnx --quantize int8
     """
-    load_task(model_file).export(destination)
-    click.echo(f"Wrote SavedModel {destination}", err=True)
+    if quantize and fmt != "onnx":
+        raise click.BadParameter("--quantize int8 applies to --format onnx.", param_hint="--quantize")
+    load_task(model_file).export(destination, format=fmt, quantize=quantize)
+    click.echo(f"Wrote {'SavedModel' if fmt == 'saved_model' else 'ONNX folder'} {destination}", err=True)
 
 
 @click.command()

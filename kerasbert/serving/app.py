@@ -103,15 +103,18 @@ def metadata_of(model, limits):
     from kerasbert import __version__
 
     labels = getattr(model, "labels", None)
+    task = getattr(model, "keras_task", model)  # an OnnxTask's sizes are its Keras task's
     return {
-        "task": type(model).__name__,
+        "task": type(task).__name__,
+        "runtime": getattr(model, "runtime", "keras"),
         "labels": None if labels is None else [label.item() if hasattr(label, "item") else label for label in labels],
         "columns": getattr(model, "columns", None),
         "problem_type": getattr(model, "problem_type", None),
         "max_length": model.sequence_length,
-        "backbone": {key: model.backbone.get_config()[key]
+        "backbone": {key: task.backbone.get_config()[key]
                      for key in ("vocabulary_size", "num_layers", "hidden_dim", "num_heads", "max_sequence_length")},
-        "parameters": int(model.count_params()),
+        "parameters": int(task.count_params()),
+        "quantization": getattr(model, "quantization", None),
         "versions": {"kerasbert": __version__, "keras": keras.__version__, "tensorflow": tf.__version__,
                      "backend": keras.backend.backend()},
         "limits": dataclasses.asdict(limits),

@@ -34,6 +34,7 @@ import keras
 from kerasbert.arguments import check_count
 from kerasbert.atomic_files import atomic_path
 from kerasbert.deployment.export import export_saved_model
+from kerasbert.deployment.onnx_export import export_onnx
 from kerasbert.deployment.quantize import WEIGHT_ONLY_INT8, quantize_task
 from kerasbert.families.bert.bert_backbone import check_tokenizer_fits
 from kerasbert.families.bert_preprocessor import BertPreprocessor
@@ -207,17 +208,27 @@ class Task(PipelineModel):
         """Raw string tensors -> a dict of output tensors (TF ops only; runs in the SavedModel)."""
         raise NotImplementedError(f"{type(self).__name__} does not support export() yet.")
 
-    def export(self, path):
-        """Write a TF SavedModel whose `serve` signature takes raw strings.
+    def export(self, path, format="saved_model", quantize=None):
+        """Write the model for deployment: a TF SavedModel (default) or an ONNX folder (`format="onnx"`).
 
-        It loads with plain TensorFlow once `tensorflow_text` is imported (for the WordPiece
-        op): `tf.saved_model.load(path).signatures["serve"](text=tf.constant([...]))`. The
-        tokeniser is a TensorFlow graph, so under JAX or torch the export runs in a
-        TensorFlow-backend subprocess (see `export_under_tensorflow`).
+        The SavedModel's `serve` signature takes raw strings (tokenisation in the graph); it loads with plain
+        TensorFlow once `tensorflow_text` is imported: `tf.saved_model.load(path).signatures["serve"](text=...)`.
+        Under JAX or torch it is written by a TensorFlow-backend subprocess. The ONNX folder holds `model.onnx`
+        (token ids in, the task's outputs out; `quantize="int8"` for ONNX Runtime's int8), the tokenizer and the
+        config: `load_onnx_task(path)` predicts raw text with it (see `kerasbert.deployment.onnx_export`).
 
         Examples:
             >>> classifier.export("sentiment_savedmodel")
+            >>> classifier.export("sentiment_onnx", format="onnx", quantize="int8")
         """
+        if format == "onnx":
+            return export_onnx(self, path, quantize)
+        if format != "saved_model":
+            raise ValueError(f"format={format!r}: export writes 'saved_model' (TensorFlow, raw strings in) or "
+                             "'onnx' (ONNX Runtime, token ids in).")
+        if quantize is not None:
+            raise ValueError("quantize= applies to format='onnx'; for a quantised SavedModel call "
+                             "model.quantize('int8') first, then export.")
         return export_saved_model(self, path)
 
     # === Serialisation ===

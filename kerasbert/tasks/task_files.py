@@ -2,19 +2,24 @@
 
 Examples:
     >>> classifier = load_task("sentiment.keras")
+    >>> onnx_classifier = load_task("sentiment_onnx")
 """
 
 import zipfile
 
 import keras
 
+from kerasbert.deployment.onnx_runtime import is_onnx_folder, load_onnx_task
 from kerasbert.saved_files import saved_task
 from kerasbert.tasks.task import Task
 
 
 def load_task(path):
     """The kerasbert task model saved at `path` (`keras.saving.load_model`, safe mode), or a
-    FileNotFoundError/ValueError saying what is wrong with the file and what to do."""
+    FileNotFoundError/ValueError saying what is wrong with the file and what to do. An ONNX folder
+    (`export(path, format="onnx")`) loads as an `OnnxTask`, which predicts and evaluates."""
+    if is_onnx_folder(path):
+        return load_onnx_task(path)
     saved_task(path)  # a missing, foreign or truncated file named before Keras reads it
     try:
         model = keras.saving.load_model(path)
