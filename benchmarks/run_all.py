@@ -38,7 +38,7 @@ PARTS = ("matmul", "throughput", "tokenization", "finetune", "import")
 VARIANTS = ("float32", "float32+jit", "mixed_bfloat16", "mixed_bfloat16+jit")
 PACKAGES = ("kerasbert", "tensorflow", "tensorflow-text", "keras", "keras-hub", "torch", "transformers",
             "tokenizers", "numpy")
-CPU_FEATURES = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+CPU_FEATURES = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 
 
 def proc_field(path, name):

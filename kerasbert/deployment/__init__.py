@@ -1,1 +1,2 @@
-"""Deployment: SavedModel export with raw-string signatures, int8, traced model functions for serving."""
+"""Deployment: SavedModel export with raw-string signatures, ONNX export and ONNX Runtime, int8, traced model
+functions for serving."""

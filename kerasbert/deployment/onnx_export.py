@@ -29,6 +29,7 @@ import keras
 
 from kerasbert.atomic_files import atomic_path
 from kerasbert.deployment.export import run_under_backend
+from kerasbert.deployment.onnx_graph_passes import masks_with_query_length
 
 ONNX_FILE, CONFIG_FILE, TOKENIZER_FOLDER = "model.onnx", "kerasbert.json", "tokenizer"
 # Opset 23 has the fused `Attention` op (torch's scaled_dot_product_attention lowers to it: 1.2x ONNX Runtime int8
@@ -139,31 +140,6 @@ def onnx_graph(model, path):
     masks_with_query_length(graph)
     onnx.save_model(graph, str(path))
     return path
-
-
-def masks_with_query_length(model_proto):
-    """Give each ONNX `Attention` node's mask its query axis: `[B, 1, 1, S]` padding masks broadcast to
-    `[B, 1, T, S]` (ONNX broadcasts them, ONNX Runtime's CPU kernel refuses them)."""
-    import onnx
-
-    graph = model_proto.graph
-    for index, node in reversed(list(enumerate(graph.node))):
-        if node.op_type != "Attention" or node.domain not in ("", "ai.onnx") or len(node.input) < 4 \
-                or not node.input[3]:
-            continue
-        query, key, mask = node.input[0], node.input[1], node.input[3]
-        name = f"{node.name}_mask"
-        added = [
-            onnx.helper.make_node("Shape", [mask], [f"{name}_batch"], start=0, end=2),
-            onnx.helper.make_node("Shape", [query], [f"{name}_queries"], start=2, end=3),
-            onnx.helper.make_node("Shape", [key], [f"{name}_keys"], start=2, end=3),
-            onnx.helper.make_node("Concat", [f"{name}_batch", f"{name}_queries", f"{name}_keys"], [f"{name}_shape"],
-                                  axis=0),
-            onnx.helper.make_node("Expand", [mask, f"{name}_shape"], [f"{name}_full"]),
-        ]
-        node.input[3] = f"{name}_full"
-        for offset, new_node in enumerate(added):
-            graph.node.insert(index + offset, new_node)
 
 
 def sample_shape(shape):
