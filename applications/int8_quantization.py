@@ -1,12 +1,14 @@
-"""int8 post-training quantisation, measured: a fine-tuned all_minilm_l6_v2_en in float32 and after
-`quantize("int8")`, on UCI sentiment (accuracy) and CoNLL-2003 (entity F1): `.keras` file size, test score and
-inference time on the test set, in one run on this machine.
+"""int8 post-training quantisation, measured: a fine-tuned all_minilm_l6_v2_en in float32, after Keras'
+`quantize("int8")`, and exported to ONNX (float32 and ONNX Runtime int8, `export(format="onnx")`), on UCI
+sentiment (accuracy) and CoNLL-2003 (entity F1): file size, test score and inference time on the test set, in
+one run on this machine.
 
 Protocol: the full fine-tuning of `fine_tuning_modes.py` (UCI: 1 epoch; CoNLL-2003: 5,000 training sentences,
 3 epochs; batch 32, at most 128 WordPiece tokens, seed 0), saved as `.keras`; the int8 model is that file
 reloaded and quantised (Dense kernels, the fused QKV kernel included, and embedding tables to int8 with a scale
-per output; activations quantised per token on the fly). Inference: `evaluate` on the whole test set, timed
-after one warm-up call. Q8BERT (Zafrir et al., 2019) reports under 1 point of loss.
+per output; activations quantised per token on the fly); the ONNX folders are exported from the float model and
+run by `load_onnx_task` (int8 MatMul weights with a scale per output, activations quantised per batch). Inference:
+`evaluate` on the whole test set, timed after one warm-up call. Q8BERT (Zafrir et al., 2019) reports under 1 point of loss.
 
 Run: `.venv/bin/python applications/int8_quantization.py [uci conll]`; results are appended to
 `runs/int8_quantization.jsonl`.
@@ -22,6 +24,8 @@ from recipe_tools import log_result  # first: it quiets TensorFlow's log
 
 import keras
 from fine_tuning_modes import DATASETS
+
+from kerasbert.deployment.onnx_runtime import load_onnx_task
 
 
 def timed_evaluate(model, test, metric):
@@ -43,15 +47,22 @@ def run(dataset):
         quantized = keras.saving.load_model(float_path)
         quantized.quantize("int8")
         quantized.save(int8_path)
-        for name, candidate, path in (("float32", model, float_path), ("int8", quantized, int8_path)):
+        onnx_float = model.export(Path(folder) / "onnx_float32", format="onnx")
+        onnx_int8 = model.export(Path(folder) / "onnx_int8", format="onnx", quantize="int8")
+        candidates = (("float32", model, float_path), ("int8", quantized, int8_path),
+                      ("onnx_float32", load_onnx_task(onnx_float), onnx_float / "model.onnx"),
+                      ("onnx_int8", load_onnx_task(onnx_int8), onnx_int8 / "model.onnx"))
+        for name, candidate, path in candidates:
             score, seconds = timed_evaluate(candidate, test, metric)
             rows.append({"dataset": dataset, "model": name, "metric": metric, "score": round(score, 4),
                          "file_bytes": path.stat().st_size, "test_rows": len(test),
-                         "inference_seconds": round(seconds, 2), "machine": platform.processor() or platform.machine()})
-    float_row, int8_row = rows
-    int8_row["size_vs_float"] = round(int8_row["file_bytes"] / float_row["file_bytes"], 3)
-    int8_row["score_change_points"] = round(100 * (int8_row["score"] - float_row["score"]), 2)
-    int8_row["time_vs_float"] = round(int8_row["inference_seconds"] / float_row["inference_seconds"], 2)
+                         "inference_seconds": round(seconds, 2), "backend": keras.backend.backend(),
+                         "machine": platform.processor() or platform.machine()})
+    float_row = rows[0]
+    for row in rows[1:]:
+        row["size_vs_float"] = round(row["file_bytes"] / float_row["file_bytes"], 3)
+        row["score_change_points"] = round(100 * (row["score"] - float_row["score"]), 2)
+        row["time_vs_float"] = round(row["inference_seconds"] / float_row["inference_seconds"], 2)
     for row in rows:
         log_result(row, "int8_quantization")
     return rows

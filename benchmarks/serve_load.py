@@ -8,8 +8,12 @@ The references are `predict` on the same texts in this process: in one call (len
 and in calls of the server's `--max-batch` texts in their order, as a server micro-batch holds them; the
 target at 32 clients is texts/s >= 80% of it. The machine header (CPU, flags, matmul rates) comes first.
 
+`--runtimes keras keras-int8 onnx-int8` serves the same model as each runtime in turn (Keras float32, Keras
+int8 `quantize("int8")`, ONNX Runtime int8 through `serve --runtime onnx --quantize int8`), one table.
+
 Run:
     .venv/bin/python benchmarks/serve_load.py [MODEL.keras] [--seconds 20] [--clients 1 8 32]
+        [--runtimes keras keras-int8 onnx-int8]
 Without MODEL, all_minilm_l6_v2_en is fine-tuned for one epoch on 256 UCI reviews first (runs/serve_load.keras).
 """
 
@@ -104,11 +108,69 @@ def in_process_texts_per_second(model_path, texts, batch_size, model_batch):
     return whole, len(texts) / (time.perf_counter() - started)
 
 
+def int8_model(model_path):
+    """The Keras int8 copy of `model_path` (`quantize("int8")`), written once beside it."""
+    path = model_path.with_name(model_path.stem + "_int8.keras")
+    if not path.exists():
+        import keras
+
+        import kerasbert  # noqa: F401 - registers the classes
+
+        model = keras.saving.load_model(model_path)
+        model.quantize("int8")
+        model.save(path)
+    return path
+
+
+def serve_arguments(runtime, model_path):
+    """`kerasbert serve` arguments of a runtime: keras (the file), keras-int8, onnx / onnx-int8 (exported at start)."""
+    return {"keras": [str(model_path)], "keras-int8": [str(int8_model(model_path))],
+            "onnx": [str(model_path), "--runtime", "onnx"],
+            "onnx-int8": [str(model_path), "--runtime", "onnx", "--quantize", "int8"]}[runtime]
+
+
+def served_load(runtime, model_path, texts, args):
+    """Table rows (one per client count) and the server's memory at start and end, for one runtime."""
+    port = free_port()
+    server = subprocess.Popen([str(COMMAND), "serve", *serve_arguments(runtime, model_path), "--port", str(port),
+                               "--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
+                               "--model-batch", str(args.model_batch)],
+                              env={**os.environ, **QUIET_ENV}, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"kerasbert serve ({runtime}) exited with {server.returncode}") from None
+                time.sleep(0.5)
+        memory_at_start = resident_mib(server.pid)
+        asyncio.run(load(url, texts, max(args.clients), 3))  # warm-up: trace the batch shapes, not counted
+        rows = []
+        for clients in args.clients:
+            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
+            latencies, errors = asyncio.run(load(url, texts, clients, args.seconds))
+            server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
+            rate = len(latencies) / args.seconds
+            rows.append([runtime, clients, f"{rate:.1f}", f"{rate:.1f}", f"{1000 * np.percentile(latencies, 50):.0f}",
+                         f"{1000 * np.percentile(latencies, 99):.0f}", errors, f"{server_cpu / args.seconds:.2f}",
+                         f"{client_cpu / args.seconds:.2f}"])
+        memory = (memory_at_start, resident_mib(server.pid))
+    finally:
+        server.terminate()
+        server.wait(30)
+    return rows, memory
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?")
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--runtimes", nargs="+", default=["keras"],
+                        choices=["keras", "keras-int8", "onnx", "onnx-int8"])
     parser.add_argument("--max-batch", type=int, default=32)
     parser.add_argument("--max-wait-ms", type=float, default=5)
     parser.add_argument("--model-batch", type=int, default=8)
@@ -120,47 +182,25 @@ def main():
 
     texts = kb.data.load_dataset("uci_sentiment", "test")["text"].tolist()
     model_path = Path(args.model) if args.model else default_model()
-    port = free_port()
-    server = subprocess.Popen([str(COMMAND), "serve", str(model_path), "--port", str(port), "--max-batch",
-                               str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
-                               "--model-batch", str(args.model_batch)],
-                              env={**os.environ, **QUIET_ENV}, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.5)
-        memory_at_start = resident_mib(server.pid)
-        asyncio.run(load(url, texts, max(args.clients), 3))  # warm-up: trace the batch shapes, not counted
-        rows = []
-        for clients in args.clients:
-            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
-            latencies, errors = asyncio.run(load(url, texts, clients, args.seconds))
-            server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
-            rate = len(latencies) / args.seconds
-            rows.append([clients, f"{rate:.1f}", f"{rate:.1f}", f"{1000 * np.percentile(latencies, 50):.0f}",
-                         f"{1000 * np.percentile(latencies, 99):.0f}", errors, f"{server_cpu / args.seconds:.2f}",
-                         f"{client_cpu / args.seconds:.2f}"])
-        memory_at_end = resident_mib(server.pid)
-    finally:
-        server.terminate()
-        server.wait(30)
+    rows, memories = [], {}
+    for runtime in args.runtimes:
+        runtime_rows, memories[runtime] = served_load(runtime, model_path, texts, args)
+        rows += runtime_rows
     whole, chunked = in_process_texts_per_second(model_path, texts, args.max_batch, args.model_batch)
-    best = float(rows[-1][2])
     print(f"\n## kerasbert serve under load ({model_path.name}, one UCI review per request, {args.seconds:.0f} s each, "
           f"micro-batches of <= {args.max_batch} rows, <= {args.max_wait_ms} ms wait, model batches of "
           f"{args.model_batch})\n")
-    print(markdown_table(["clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors", "server cores",
+    print(markdown_table(["runtime", "clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors", "server cores",
                           "client cores"], rows))
-    print(f"\nserver resident memory: {memory_at_start:.0f} MiB at start, {memory_at_end:.0f} MiB at end")
-    print(f"in-process predict: {whole:.1f} texts/s in one call (all {len(texts)} texts, length-sorted batches of "
-          f"{args.max_batch}), {chunked:.1f} texts/s in calls of {args.max_batch} texts in order (model batches of "
-          f"{args.model_batch})")
-    print(f"served at {args.clients[-1]} clients: {best:.1f} texts/s = {best / whole:.0%} of the one call, "
-          f"{best / chunked:.0%} of the calls of {args.max_batch} (target >= 80%)")
+    for runtime, (start, end) in memories.items():
+        print(f"\n{runtime} server resident memory: {start:.0f} MiB at start, {end:.0f} MiB at end")
+    print(f"in-process predict (keras float32): {whole:.1f} texts/s in one call (all {len(texts)} texts, "
+          f"length-sorted batches of {args.max_batch}), {chunked:.1f} texts/s in calls of {args.max_batch} texts in "
+          f"order (model batches of {args.model_batch})")
+    for runtime in args.runtimes:
+        best = float(next(row for row in reversed(rows) if row[0] == runtime)[3])
+        print(f"{runtime} served at {args.clients[-1]} clients: {best:.1f} texts/s = {best / whole:.0%} of the one "
+              f"call, {best / chunked:.0%} of the calls of {args.max_batch}")
 
 
 if __name__ == "__main__":
