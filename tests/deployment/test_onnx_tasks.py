@@ -99,10 +99,11 @@ def test_int8_onnx_of_real_minilm_weights_keeps_the_float_predictions(uci_review
     np.testing.assert_array_equal(got.argmax(-1), expected.argmax(-1))
 
 
-def test_serve_runtime_onnx_answers_as_the_keras_model(tiny_classifier_file, uci_reviews):
+def test_serve_runtime_onnx_answers_as_the_keras_model(classifier_and_folder, uci_reviews):
+    classifier, folder = classifier_and_folder
     texts = uci_reviews[1]["text"].tolist()[:5]
-    expected = keras.saving.load_model(tiny_classifier_file).predict(texts, verbose=0)
-    with served_model(str(tiny_classifier_file), "onnx", None) as model:  # exported at start, as `serve` does
+    expected = classifier.predict(texts, verbose=0)
+    with served_model(str(folder), "onnx", None) as model:  # `kerasbert serve FOLDER --runtime onnx`
         with running_server(create_app(model, ServingLimits(max_batch=4, max_wait_ms=5))) as url:
             predictions = httpx.post(f"{url}/predict", json=texts, timeout=60).json()["predictions"]
             metadata = httpx.get(f"{url}/metadata").json()
