@@ -84,7 +84,8 @@ def keras_file_config(path):
 
 
 def onnx_folder_task_config(path):
-    """The task config in an ONNX folder's kerasbert.json (`export(format="onnx")`); None for anything else."""
+    """The task config in an ONNX folder's kerasbert.json (`export(format="onnx")`); None for anything else.
+    (The name is `onnx_export.CONFIG_FILE`, spelled here because this module is read without TensorFlow.)"""
     try:
         with open(Path(path) / "kerasbert.json", encoding="utf-8") as file:
             return json.load(file).get("task")

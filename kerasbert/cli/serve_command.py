@@ -48,8 +48,8 @@ def serve(model_file, host, port, max_batch, max_wait_ms, model_batch, max_input
         app = create_app(model, limits)
         click.echo(f"Serving {model_file} ({getattr(model, 'runtime', 'keras')}) on http://{host}:{port} (POST "
                    "/predict, GET /health, GET /metadata)", err=True)
-    # The event loop and the model's worker thread share the GIL; at Python's default 5 ms switch interval
-    # each waited for the other, and 32 clients were served 125 texts/s; at 1 ms, 143 (benchmarks/serve_load.py).
+        # The event loop and the model's worker thread share the GIL; at Python's default 5 ms switch interval
+        # each waited for the other, and 32 clients were served 125 texts/s; at 1 ms, 143 (serve_load.py).
         sys.setswitchinterval(0.001)
         uvicorn.run(app, host=host, port=port, log_level="warning")
 
