@@ -23,8 +23,8 @@ Every report starts with the machine's CPU flags and the fp32/bf16 matmul rate o
 Run (CPU, about 10 minutes on 2 cores):
     .venv/bin/python benchmarks/attention.py --preset all_minilm_l6_v2_en --lengths 128 512 --batch-size 8
 GPU (bert-base, bf16 training, MFU):
-    python benchmarks/attention.py --preset bert_base_en_uncased --modes train --dtype mixed_bfloat16 \\
-        --backends jax torch --lengths 128 512 --batch-size 64
+    KERAS_BACKEND=jax python benchmarks/attention.py --preset bert_base_en_uncased --modes train \\
+        --dtype mixed_bfloat16 --backends jax torch --lengths 128 --batch-size 256
 """
 
 import argparse
@@ -44,8 +44,9 @@ CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_i
 PRESET_CHOICES = ("all_minilm_l6_v2_en", "bert_tiny_en_uncased", "bert_small_en_uncased", "bert_base_en_uncased")
 
 
-def build_model(sizes, dtype, fused, length):
-    """A compiled BERT encoder + `Dense(2)` classifier from kerasbert's layers, attention fused or not."""
+def build_model(sizes, dtype, fused, length, torch_compile=False):
+    """A compiled BERT encoder + `Dense(2)` classifier from kerasbert's layers, attention fused or not;
+    `torch_compile`: the torch backend's steps through `torch.compile` (Keras' `jit_compile=True`)."""
     import keras
 
     from kerasbert.layers.attention import MultiHeadSelfAttention
@@ -64,7 +65,7 @@ def build_model(sizes, dtype, fused, length):
     for layer in model._flatten_layers():
         if isinstance(layer, MultiHeadSelfAttention):
             layer.fused_attention = fused
-    jit = {"jax": True, "torch": False, "tensorflow": False}[keras.backend.backend()]
+    jit = {"jax": True, "torch": torch_compile, "tensorflow": False}[keras.backend.backend()]
     model.compile(optimizer=keras.optimizers.AdamW(5e-5, weight_decay=0.01),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit)
     return model
@@ -109,7 +110,7 @@ def worker(args):
     import numpy as np
 
     sizes = PRESETS[args.preset]["config"]
-    model = build_model(sizes, args.dtype, args.path == "fused", args.length)
+    model = build_model(sizes, args.dtype, args.path == "fused", args.length, args.torch_compile)
     rng = np.random.default_rng(0)
     shape = (args.batch_size, args.length)
     batch = {"token_ids": rng.integers(1, sizes["vocabulary_size"], shape, dtype="int32"),
@@ -165,6 +166,7 @@ def report(args):
                                             "--path", path, "--length", length, "--batch-size", args.batch_size,
                                             "--dtype", args.dtype, "--repeats", args.repeats,
                                             "--steps", args.steps, "--warmup", args.warmup,
+                                            *(["--torch-compile"] if args.torch_compile else []),
                                             keras_backend=backend)
                            for path in ("fused", "explicit")}
                 speeds = {path: median(result["texts_per_s"]) for path, result in results.items()}
@@ -178,7 +180,7 @@ def report(args):
                              results["explicit"]["peak_mib"], *mfu])
                 print(markdown_table(HEADERS, rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)  # progress
     settings = (f"{args.preset}, {args.dtype}, batch {args.batch_size}, median of {args.repeats} x {args.steps} "
-                f"steps after {args.warmup} warm-up steps")
+                f"steps after {args.warmup} warm-up steps" + (", torch steps compiled" if args.torch_compile else ""))
     return "\n".join([f"## Fused vs explicit attention ({settings})", "", *machine_lines(args), "",
                       markdown_table(HEADERS, rows)])
 
@@ -198,6 +200,8 @@ def build_parser():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="torch backend: steps through torch.compile (Keras jit_compile=True); default eager")
     parser.add_argument("--skip-matmul-rates", action="store_true", help="leave out the matmul rates")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=("infer", "train"), help=argparse.SUPPRESS)
