@@ -86,7 +86,7 @@ def make_batched_dataset(features, labels=None, sample_weight=None, *, batch_siz
     _check_arguments(features, labels, sample_weight, batch_size)
     buckets = length_buckets(max_length, bucket_boundaries)
     token_ids = _ragged(features["token_ids"], "token_ids")
-    lengths = token_ids.row_lengths().numpy()
+    lengths = token_ids.lengths
     _check_lengths(lengths, max_length)
     element = _example_structure(features, token_ids, labels, sample_weight, lengths)
     padding_values = tuple(_padding_values(part, pad_token_id) for part in element)
@@ -103,13 +103,43 @@ def make_batched_dataset(features, labels=None, sample_weight=None, *, batch_siz
     return batch_order.batches(batched, lengths, batch_size, batches)
 
 
+class RaggedRows:
+    """Rows of different lengths as one flat numpy array and the rows' lengths, gathered and padded in numpy.
+
+    Examples:
+        >>> rows = RaggedRows(np.array([101, 7, 102, 101, 102], np.int32), np.array([3, 2]))
+        >>> rows.padded(np.array([1, 0]), width=4, value=0).tolist()
+        [[101, 102, 0, 0], [101, 7, 102, 0]]
+    """
+
+    def __init__(self, flat, lengths):
+        self.flat = flat
+        self.lengths = np.asarray(lengths, np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+
+    @property
+    def dtype(self):
+        return self.flat.dtype
+
+    def padded(self, rows, width, value):
+        """`[len(rows), width]`: the rows in `rows` order, each followed by `value` up to `width`."""
+        lengths = self.lengths[rows]
+        batch = np.full((len(rows), width), value, self.flat.dtype)
+        batch[np.arange(width) < lengths[:, None]] = np.concatenate(
+            [self.flat[start:start + length] for start, length in zip(self.starts[rows], lengths)])
+        return batch
+
+    def to_tensorflow(self):
+        return tf.RaggedTensor.from_row_lengths(self.flat, self.lengths)
+
+
 class EagerBatches:
     """The padded inference batches `make_batched_dataset(features, batch_order=BatchOrder(order=order))` gives
-    (the features plus `padding_mask`, each batch padded to its length bucket), built with eager ops instead of
-    tf.data.
+    (the features plus `padding_mask`, each batch padded to its length bucket), as numpy arrays built in numpy.
 
-    Building a tf.data pipeline traces its map functions, about 250 ms a call: more than a short predict
-    or one served request computes on MiniLM. Iterable, with `len` and `element_spec` like a dataset.
+    Building a tf.data pipeline traces its map functions, about 250 ms a call, and eager TensorFlow ops cost
+    tens of microseconds each: more than a short predict or one served request computes on MiniLM. Iterable,
+    with `len` and `element_spec` like a dataset.
 
     Examples:
         >>> batches = EagerBatches(features, order=np.argsort(lengths), batch_size=32, max_length=128)
@@ -120,7 +150,7 @@ class EagerBatches:
                  bucket_boundaries=DEFAULT_BUCKET_BOUNDARIES):
         _check_arguments(features, None, None, batch_size)
         token_ids = _ragged(features["token_ids"], "token_ids")
-        self.lengths = token_ids.row_lengths().numpy()
+        self.lengths = token_ids.lengths
         _check_lengths(self.lengths, max_length)
         self.parts = {"token_ids": token_ids, **{name: _per_example_or_token(values, name, self.lengths)
                                                  for name, values in features.items() if name != "token_ids"}}
@@ -134,7 +164,7 @@ class EagerBatches:
 
     @property
     def element_spec(self):
-        spec = {name: tf.TensorSpec([None, None], part.dtype) if isinstance(part, tf.RaggedTensor)
+        spec = {name: tf.TensorSpec([None, None], part.dtype) if isinstance(part, RaggedRows)
                 else tf.TensorSpec([None, *np.shape(part)[1:]], tf.as_dtype(np.asarray(part).dtype))
                 for name, part in self.parts.items()}
         return {**spec, "padding_mask": tf.TensorSpec([None, None], tf.int32)}
@@ -144,11 +174,10 @@ class EagerBatches:
             rows = self.order[start:start + self.batch_size]
             lengths = self.lengths[rows]
             width = int(self.buckets[np.searchsorted(self.buckets, lengths.max())])
-            batch = {name: tf.gather(part, rows).to_tensor(self.pad_token_id if name == "token_ids" else 0,
-                                                            shape=[len(rows), width])
-                     if isinstance(part, tf.RaggedTensor) else tf.constant(np.asarray(part)[rows])
+            batch = {name: part.padded(rows, width, self.pad_token_id if name == "token_ids" else 0)
+                     if isinstance(part, RaggedRows) else np.asarray(part)[rows]
                      for name, part in self.parts.items()}
-            batch["padding_mask"] = tf.sequence_mask(lengths, width, dtype=tf.int32)
+            batch["padding_mask"] = (np.arange(width) < lengths[:, None]).astype(np.int32)
             yield batch
 
 
@@ -238,25 +267,19 @@ def _check_lengths(lengths, max_length):
 
 
 def _example_structure(features, token_ids, labels, sample_weight, lengths):
-    """`(x,)`, `(x, y)` or `(x, y, sample_weight)`: ragged per-token, dense per-example arrays."""
-    x = {
-        "token_ids": token_ids,
-        **{
-            name: _per_example_or_token(values, name, lengths)
-            for name, values in features.items()
-            if name != "token_ids"
-        },
-    }
-    if labels is None:
-        return (x,)
-    labels = _per_example_or_token(labels, "labels", lengths)
-    if sample_weight is None and isinstance(labels, tf.RaggedTensor):
-        sample_weight = tf.RaggedTensor.from_row_lengths(
-            tf.ones([int(lengths.sum())], tf.float32), lengths
-        )
-    if sample_weight is None:
-        return x, labels
-    return x, labels, _per_example_or_token(sample_weight, "sample_weight", lengths)
+    """`(x,)`, `(x, y)` or `(x, y, sample_weight)`: per-token parts as `tf.RaggedTensor`s, per-example arrays
+    dense."""
+    x = {"token_ids": token_ids, **{name: _per_example_or_token(values, name, lengths)
+                                    for name, values in features.items() if name != "token_ids"}}
+    if labels is not None:
+        labels = _per_example_or_token(labels, "labels", lengths)
+        if sample_weight is None and isinstance(labels, RaggedRows):
+            sample_weight = RaggedRows(np.ones(int(lengths.sum()), np.float32), lengths)
+        elif sample_weight is not None:
+            sample_weight = _per_example_or_token(sample_weight, "sample_weight", lengths)
+    element = tuple(part for part in (x, labels, sample_weight) if part is not None)
+    return tf.nest.map_structure(lambda part: part.to_tensorflow() if isinstance(part, RaggedRows) else part,
+                                 element)
 
 
 def _is_ragged_like(values):
@@ -268,12 +291,12 @@ def _is_ragged_like(values):
 
 
 def _per_example_or_token(values, name, lengths):
-    """Ragged input -> RaggedTensor whose rows match the token lengths; else a dense array."""
+    """Ragged input -> `RaggedRows` whose rows match the token lengths; else a dense array."""
     if isinstance(values, pd.Series):
         values = values.tolist()
     if _is_ragged_like(values):
         ragged = _ragged(values, name)
-        row_lengths = ragged.row_lengths().numpy()
+        row_lengths = ragged.lengths
         _check_example_count(name, len(row_lengths), len(lengths))
         mismatched = np.flatnonzero(row_lengths != lengths)
         if mismatched.size:
@@ -302,12 +325,11 @@ def _check_example_count(name, count, expected):
 
 
 def _ragged(values, name):
+    """`RaggedRows` of a `tf.RaggedTensor` or a list of lists of numbers (int32 / float32), or an error."""
     if isinstance(values, tf.RaggedTensor):
         if values.ragged_rank != 1 or values.flat_values.shape.rank != 1:
             raise ValueError(f"{name!r} must be a 2-D ragged tensor [examples, (tokens)].")
-        return tf.RaggedTensor.from_row_lengths(
-            _narrow(values.flat_values.numpy()), values.row_lengths()
-        )
+        return RaggedRows(_narrow(values.flat_values.numpy()), values.row_lengths().numpy())
     if not _is_ragged_like(values):
         raise TypeError(
             f"{name!r} must be ragged, one unpadded list per example (a list of lists "
@@ -317,7 +339,7 @@ def _ragged(values, name):
     flat = _narrow(np.asarray(list(itertools.chain.from_iterable(values))))
     if flat.ndim != 1 or flat.dtype == object or flat.dtype.kind not in "biuf":
         raise TypeError(f"{name!r} must hold numbers in flat lists; got dtype {flat.dtype}.")
-    return tf.RaggedTensor.from_row_lengths(flat, row_lengths)
+    return RaggedRows(flat, row_lengths)
 
 
 def _narrow(array):

@@ -298,7 +298,7 @@ class BertSeq2Seq(Task):
         found = []
         end = self.tokenizer.sep_token_id
         for batch in batches:
-            token_ids, padding_mask = batch["token_ids"].numpy(), batch["padding_mask"].numpy()
+            token_ids, padding_mask = batch["token_ids"], batch["padding_mask"]
             top_k = (1 if beam_size == 1 else 2 * beam_size) + (max_length if no_repeat_ngram_size else 0)
             top_k = min(top_k, self.backbone.vocabulary_size)  # a row bans at most one candidate per step so far
             steps = DecodingSteps(self, token_ids, padding_mask, max_length, beam_size, top_k, use_cache)

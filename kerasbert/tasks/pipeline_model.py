@@ -22,7 +22,13 @@ import tensorflow as tf
 from kerasbert.arguments import check_count
 from kerasbert.data.batch_order import BatchOrder
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
-from kerasbert.data.output_rows import concatenate_padded, empty_like_output, in_input_order, ragged_from_padded
+from kerasbert.data.output_rows import (
+    concatenate_padded,
+    empty_like_output,
+    in_input_order,
+    ragged_from_padded,
+    with_known_row_lengths,
+)
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.fine_tuning.frozen_features import caches_features, check_cache_features, with_frozen_features
 from kerasbert.progress import progress_verbosity
@@ -167,7 +173,8 @@ class PipelineModel(keras.Model):
             signature = [tf.TensorSpec([None], tf.string)] * (1 if second is None else 2)  # one trace for any rows
             self.packing_function = (key, tf.function(pack, input_signature=signature))
         texts = [first] if second is None else [first, second]
-        return self.packing_function[1](*[tf.constant(list(part), tf.string, shape=[len(part)]) for part in texts])
+        return with_known_row_lengths(
+            self.packing_function[1](*[tf.constant(list(part), tf.string, shape=[len(part)]) for part in texts]))
 
     # === Training ===
 

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from kerasbert.data.batch_order import GROUP_WINDOW_BATCHES, BatchOrder
 from kerasbert.data.batching import (
+    EagerBatches,
     length_buckets,
     make_batched_dataset,
     padding_statistics,
@@ -309,3 +310,21 @@ def test_a_given_order_is_the_batching_order(features, token_ids):
         make_batched_dataset(features, batch_order=BatchOrder(order=order[:-1]))
     with pytest.raises(ValueError, match="either `order` or `shuffle`"):
         BatchOrder(order=order, shuffle=True)
+
+
+def test_eager_batches_are_the_datasets_batches_in_a_given_order(features, token_ids):
+    """The numpy batches of inference (`EagerBatches`) equal tf.data's for the same order, part by part."""
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(token_ids))
+    scores = rng.random(len(token_ids)).astype(np.float32)  # a per-example part beside the per-token ones
+    with_scores = {**features, "scores": scores}
+    eager = list(EagerBatches(with_scores, order, batch_size=48, max_length=512, pad_token_id=7))
+    expected = epoch(make_batched_dataset(with_scores, batch_size=48, pad_token_id=7,
+                                          batch_order=BatchOrder(order=order)))
+    assert len(eager) == len(expected) == -(-len(token_ids) // 48)
+    for got, want in zip(eager, expected):
+        assert sorted(got) == sorted(want) == ["padding_mask", "scores", "segment_ids", "token_ids"]
+        for name in want:
+            assert got[name].dtype == want[name].dtype
+            np.testing.assert_array_equal(got[name], want[name])
+    assert (eager[0]["token_ids"][eager[0]["padding_mask"] == 0] == 7).all()
