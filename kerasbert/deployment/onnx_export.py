@@ -29,7 +29,7 @@ import keras
 
 from kerasbert.atomic_files import atomic_path
 from kerasbert.deployment.export import run_under_backend
-from kerasbert.deployment.onnx_graph_passes import masks_with_query_length
+from kerasbert.deployment.onnx_graph_passes import int8_embedding_rows, masks_with_query_length
 
 ONNX_FILE, CONFIG_FILE, TOKENIZER_FOLDER = "model.onnx", "kerasbert.json", "tokenizer"
 # Opset 23 has the fused `Attention` op (torch's scaled_dot_product_attention lowers to it: 1.2x ONNX Runtime int8
@@ -151,12 +151,17 @@ def sample_shape(shape):
 
 
 def quantize_onnx_file(path):
-    """Replace the float32 ONNX file at `path` by its ONNX Runtime dynamic int8 quantisation."""
+    """Replace the float32 ONNX file at `path` by its int8 form: embedding tables int8 with a scale per row
+    (`int8_embedding_rows`), then ONNX Runtime's dynamic quantisation of every MatMul (int8 weights with a scale
+    per output, activations quantised per batch as they come)."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     with tempfile.TemporaryDirectory() as scratch:
-        target = os.path.join(scratch, "int8.onnx")
+        rows, target = os.path.join(scratch, "rows.onnx"), os.path.join(scratch, "int8.onnx")
+        graph = onnx.load(str(path))
+        int8_embedding_rows(graph)
+        onnx.save_model(graph, rows)
         # ONNX's own `Attention` left float: the quantiser takes it for ONNX Runtime's contrib `Attention`.
-        quantize_dynamic(str(path), target, weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul", "Gather"])
+        quantize_dynamic(rows, target, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
         os.replace(target, path)
