@@ -1,8 +1,10 @@
 """Metrics, each defined once, as fractions (a percentage only where printed): classification and correlation
-statistics, SQuAD exact match and F1, entity-level scores of tags, and probabilities from logits."""
+statistics, SQuAD exact match and F1, entity-level scores of tags, ranking metrics of a retrieval run (as
+trec_eval), and probabilities from logits."""
 
 from kerasbert.metrics.entities import entity_scores, entity_spans
 from kerasbert.metrics.probabilities import sigmoid, softmax
+from kerasbert.metrics.retrieval import retrieval_scores
 from kerasbert.metrics.squad import evaluate_squad, exact_match, normalize_answer
 from kerasbert.metrics.statistics import (
     accuracy,
@@ -15,4 +17,5 @@ from kerasbert.metrics.statistics import (
 )
 
 __all__ = ["accuracy", "entity_scores", "entity_spans", "evaluate_squad", "exact_match", "f1_per_class", "macro_f1",
-           "matthews_corrcoef", "multilabel_f1", "normalize_answer", "pearson", "sigmoid", "softmax", "spearman"]
+           "matthews_corrcoef", "multilabel_f1", "normalize_answer", "pearson", "retrieval_scores", "sigmoid", "softmax",
+           "spearman"]
