@@ -18,7 +18,7 @@ import sys
 __version__ = "0.1.0"
 
 SUBPACKAGES = ("data", "deployment", "distillation", "families", "fine_tuning", "generation", "layers", "metrics",
-               "plots", "presets", "serving", "tasks", "tokenizers", "training")
+               "plots", "presets", "retrieval", "serving", "tasks", "tokenizers", "training")
 EXPORTS = {
     "tasks": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
               "BertQuestionAnswerer", "BertSeq2Seq", "BertTextEncoder", "BertTokenClassifier", "ElectraPretrainer",

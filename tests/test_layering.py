@@ -14,6 +14,7 @@ LEVELS = {
     "metrics": 0,  # numbers from arrays
     "layers": 1,
     "tokenizers": 1,  # shared machinery; from_preset reads presets
+    "retrieval": 1,  # indexes of vectors, runs and their scores; an encoder is an argument
     "families": 2,  # backbones and tokenizers per family
     "data": 2,  # takes a tokenizer as an argument, never imports a model
     "deployment": 3,  # model functions traced once, export, int8

@@ -12,6 +12,7 @@ from kerasbert.layers.sentence_pooling import POOLING_MODES, SentencePooling
 from kerasbert.presets.loading import preset_folder
 from kerasbert.presets.registry import PRESETS
 from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
+from kerasbert.retrieval.exact_index import ExactIndex
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.task import Task
 
@@ -105,7 +106,8 @@ class BertTextEncoder(Task):
         return cosine_similarity(self.encode(texts, verbose=0), self.encode(other_texts, verbose=0))
 
     def search(self, queries, corpus, top_k=5):
-        """Semantic search: for each query, the `top_k` most similar texts of `corpus` by cosine similarity.
+        """Semantic search: for each query, the `top_k` most similar texts of `corpus` by cosine similarity (an
+        `ExactIndex`; for a corpus searched again and again, build one and save it: `kerasbert.retrieval`).
 
         Returns a DataFrame with one row per (query, hit): `query`, `rank` (1 is the best), `text`,
         `corpus_index` and `score`.
@@ -116,12 +118,12 @@ class BertTextEncoder(Task):
         check_count("top_k", top_k)
         queries = to_dataframe(queries, text_column="text")["text"].tolist()
         corpus = to_dataframe(corpus, text_column="text")["text"].tolist()
-        scores = self.similarity(queries, corpus)
-        rows = []
-        for query, row in zip(queries, scores):
-            for rank, index in enumerate(np.argsort(-row, kind="stable")[:top_k], start=1):
-                rows.append({"query": query, "rank": rank, "text": corpus[index], "corpus_index": int(index),
-                             "score": float(row[index])})
+        index = ExactIndex(self.backbone.hidden_dim).add(self.encode(corpus, verbose=0))
+        scores, positions = index.search(self.encode(queries, verbose=0), top_k)
+        rows = [{"query": query, "rank": rank, "text": corpus[position], "corpus_index": int(position),
+                 "score": float(score)}
+                for query, row_scores, row_positions in zip(queries, scores, positions)
+                for rank, (score, position) in enumerate(zip(row_scores, row_positions), start=1)]
         return pd.DataFrame(rows, columns=["query", "rank", "text", "corpus_index", "score"])
 
     # === Serving ===
