@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kerasbert.retrieval import ExactIndex
+from kerasbert.retrieval import ExactIndex, load_index
 
 
 def brute_force(corpus, queries, top_k, metric):
@@ -23,9 +23,9 @@ def test_search_equals_the_full_score_matrix_in_any_chunks(metric, chunk_size):
     corpus = rng.normal(size=(300, 16)).astype(np.float32)
     corpus[150] = corpus[20]  # a tie: the earlier vector ranks first
     queries = np.concatenate([rng.normal(size=(40, 16)), corpus[20:21]]).astype(np.float32)
-    index = ExactIndex(16, metric).add(corpus[:100], ids=[f"p{i}" for i in range(100)])
-    index.add(corpus[100:], ids=[f"p{i}" for i in range(100, 300)])
-    scores, ids = index.search(queries, top_k=10, query_batch_size=16, chunk_size=chunk_size)
+    index = ExactIndex(16, metric, query_batch_size=16, chunk_size=chunk_size)
+    index.add(corpus[:100], ids=[f"p{i}" for i in range(100)]).add(corpus[100:], ids=[f"p{i}" for i in range(100, 300)])
+    scores, ids = index.search(queries, top_k=10)
     expected_scores, expected_positions = brute_force(corpus, queries, 10, metric)
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-5, atol=1e-6)
     assert ids.tolist() == [[f"p{i}" for i in row] for row in expected_positions]
@@ -44,12 +44,12 @@ def test_saved_index_loads_and_searches_the_same(tmp_path):
     index = ExactIndex(8, "dot").add(rng.normal(size=(50, 8)), ids=[f"doc-{i}" for i in range(50)])
     queries = rng.normal(size=(5, 8))
     index.save(tmp_path / "index")
-    loaded = ExactIndex.load(tmp_path / "index")
+    loaded = load_index(tmp_path / "index")
     assert (loaded.metric, loaded.dimension, len(loaded)) == ("dot", 8, 50)
     for got, want in zip(loaded.search(queries, 5), index.search(queries, 5)):
         np.testing.assert_array_equal(got, want)
     index.add(rng.normal(size=(1, 8)), ids=["late"]).save(tmp_path / "index")  # a second save replaces the first
-    assert len(ExactIndex.load(tmp_path / "index")) == 51
+    assert len(load_index(tmp_path / "index")) == 51
 
 
 def test_bad_input_is_named_before_any_search(tmp_path):
@@ -69,4 +69,8 @@ def test_bad_input_is_named_before_any_search(tmp_path):
         ExactIndex(4, metric="euclid")
     (tmp_path / "broken").mkdir()
     with pytest.raises(ValueError, match="not a saved index"):
-        ExactIndex.load(tmp_path / "broken")
+        load_index(tmp_path / "broken")
+    index.save(tmp_path / "saved")
+    (tmp_path / "saved" / "vectors.npy").unlink()
+    with pytest.raises(ValueError, match="missing a file"):
+        load_index(tmp_path / "saved")
