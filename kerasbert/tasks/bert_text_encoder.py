@@ -83,16 +83,27 @@ class BertTextEncoder(Task):
 
     # === Inference ===
 
-    def encode(self, texts, batch_size=None, verbose="auto"):
+    def encode(self, texts, batch_size=None, verbose="auto", dimensions=None):
         """The vectors of `texts` (one text, a list, a Series or a DataFrame) as a float32 array
-        `[texts, hidden]`, in input order.
+        `[texts, hidden]`, in input order. `dimensions=k`: each vector's first k values (a Matryoshka-trained
+        model's shorter vectors), L2-normalised again where the encoder normalises.
 
         Examples:
             >>> encoder.encode("A man is eating food.").shape
             (1, 384)
+            >>> encoder.encode("A man is eating food.", dimensions=128).shape
+            (1, 128)
         """
+        hidden = self.backbone.hidden_dim
+        if dimensions is not None:
+            check_count("dimensions", dimensions)
+            if dimensions > hidden:
+                raise ValueError(f"dimensions={dimensions} is more than the encoder's {hidden} values per vector.")
         outputs, _ = self.predict_outputs(texts, batch_size, verbose=verbose)
-        return np.asarray(outputs, np.float32).reshape(-1, self.backbone.hidden_dim)
+        vectors = np.asarray(outputs, np.float32).reshape(-1, hidden)[:, :dimensions]
+        if self.normalize and dimensions is not None:
+            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors
 
     def decode(self, outputs, prepared):
         return pd.DataFrame({"embedding": list(np.asarray(outputs, np.float32))}, index=prepared.frame.index)

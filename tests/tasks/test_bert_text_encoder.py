@@ -52,6 +52,21 @@ def test_vectors_equal_the_sentence_transformers_recipe(minilm_path, minilm_enco
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-6)
 
 
+def test_shorter_vectors_equal_sentence_transformers_truncate_dim(minilm_path, minilm_encoder, real_sentences):
+    """`encode(dimensions=k)` against sentence-transformers' `encode(truncate_dim=k, normalize_embeddings=True)`."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(minilm_path), device="cpu")
+    texts = real_sentences[:8]
+    for k in (256, 64):
+        reference = model.encode(texts, truncate_dim=k, normalize_embeddings=True)
+        ours = minilm_encoder.encode(texts, verbose=0, dimensions=k)
+        assert ours.shape == (8, k) and np.abs(ours - reference).max() < 1e-5
+    for bad, error in ((0, ValueError), (385, ValueError), (1.5, TypeError)):
+        with pytest.raises(error, match="dimensions"):
+            minilm_encoder.encode(texts, dimensions=bad)
+
+
 def test_semantic_search_finds_the_paraphrase(minilm_encoder):
     corpus = ["The battery died after an hour.", "Emma was handsome, clever and rich.", "The film was moving."]
     hits = minilm_encoder.search(["The charge did not last.", "A touching movie."], corpus, top_k=2)
