@@ -8,6 +8,11 @@ from kerasbert.retrieval.vector_index import VectorIndex, register_index
 VECTORS_FILE = "vectors.npy"
 
 
+def unit_rows(vectors):
+    """Each row divided by its L2 norm (norms below 1e-12 count as 1e-12)."""
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
+
+
 @register_index
 class ExactIndex(VectorIndex):
     """Vectors with ids, searched exactly: scores of a batch of queries against the corpus in chunks of
@@ -57,9 +62,7 @@ class ExactIndex(VectorIndex):
         return best_scores, best_positions
 
     def normalised(self, vectors):
-        if self.metric == "dot":
-            return vectors
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors if self.metric == "dot" else unit_rows(vectors)
 
     def write(self, folder):
         np.save(folder / VECTORS_FILE, self.vectors)

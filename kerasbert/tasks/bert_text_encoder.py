@@ -12,7 +12,7 @@ from kerasbert.layers.sentence_pooling import POOLING_MODES, SentencePooling
 from kerasbert.presets.loading import preset_folder
 from kerasbert.presets.registry import PRESETS
 from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
-from kerasbert.retrieval.exact_index import ExactIndex
+from kerasbert.retrieval.exact_index import ExactIndex, unit_rows
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.task import Task
 
@@ -102,7 +102,7 @@ class BertTextEncoder(Task):
         outputs, _ = self.predict_outputs(texts, batch_size, verbose=verbose)
         vectors = np.asarray(outputs, np.float32).reshape(-1, hidden)[:, :dimensions]
         if self.normalize and dimensions is not None:
-            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            vectors = unit_rows(vectors)
         return vectors
 
     def decode(self, outputs, prepared):
@@ -148,7 +148,4 @@ class BertTextEncoder(Task):
 
 def cosine_similarity(vectors, other_vectors):
     """`[n, m]` cosine similarities of the rows of two arrays."""
-    def unit(rows):
-        return rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True), 1e-12)
-
-    return unit(vectors) @ unit(other_vectors).T
+    return unit_rows(vectors) @ unit_rows(other_vectors).T
