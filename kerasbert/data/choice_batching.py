@@ -9,7 +9,8 @@ from kerasbert.data.batching import gather_examples, length_buckets
 
 def make_choice_dataset(features, num_choices, labels=None, *, batch_size=32, max_length=512, pad_token_id=0,
                         batch_order=BatchOrder()):
-    """Batches of whole examples `[batch, choices, tokens]` with dynamic padding.
+    """Batches of whole examples `[batch, choices, tokens]` with dynamic padding (a text encoder's training rows:
+    `[batch, texts, tokens]`).
 
     `features`: ragged `token_ids` and `segment_ids`, `[examples * choices, (tokens)]`, the
     choices of an example consecutive. A batch is padded to its longest sequence rounded up to a
@@ -33,7 +34,9 @@ def make_choice_dataset(features, num_choices, labels=None, *, batch_size=32, ma
     if labels is None:
         element, padding_values = per_example, x_padding
     else:
-        element, padding_values = (per_example, np.asarray(labels, np.int32)), (x_padding, None)
+        labels = np.asarray(labels)  # choice indices as int32; an encoder's pair scores stay float32
+        labels = labels.astype(np.float32 if np.issubdtype(labels.dtype, np.floating) else np.int32)
+        element, padding_values = (per_example, labels), (x_padding, None)
 
     def batched(indices):
         dataset = gather_examples(element, indices).map(lambda *example: _on_x(_densify, example, pad_token_id),

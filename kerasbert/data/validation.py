@@ -247,9 +247,10 @@ def _check_tags(tags, tokens, tags_column, tokens_column):
         raise ValueError(f"Column {tags_column!r} mixes tag types: {examples}. Use one type.")
 
 
-def validate_endings(endings, column, num_choices=None):
-    """Check that every row holds the same number (>= 2, `num_choices` if given) of non-empty
-    strings; return that number.
+def validate_endings(endings, column, num_choices=None, min_count=2, item="ending"):
+    """Check that every row holds the same number (>= `min_count`, `num_choices` if given) of non-empty
+    strings (a multiple-choice example's endings; with `item="negative"`, a training row's hard negatives); return
+    that number.
 
     Examples:
         >>> validate_endings(pd.Series([["a", "b"], ["c", "d"]]), "endings")
@@ -260,14 +261,14 @@ def validate_endings(endings, column, num_choices=None):
         label = _row_at(endings, position)
         if not isinstance(row, (list, tuple, np.ndarray)) or np.ndim(row) != 1:
             raise ValueError(
-                f"Column {column!r} must hold a list of candidate endings per row; row {label!r} holds "
-                f"{_preview(row)}. Gather each example's endings in one list, e.g. df[{column!r}] = "
-                "df[['ending0', 'ending1', 'ending2', 'ending3']].values.tolist()."
+                f"Column {column!r} must hold a list of {item}s per row; row {label!r} holds "
+                f"{_preview(row)}. Gather each example's {item}s in one list, e.g. df[{column!r}] = "
+                f"df[['{item}0', '{item}1', '{item}2', '{item}3']].values.tolist()."
             )
-        if len(row) < 2:
+        if len(row) < min_count:
             raise ValueError(
-                f"Row {label!r} of column {column!r} has {len(row)} ending(s); multiple choice needs "
-                "at least 2 per example. Add candidates or drop the row."
+                f"Row {label!r} of column {column!r} has {len(row)} {item}(s); it needs at least {min_count} per "
+                "row. Add some or drop the row."
             )
         if expected is None:
             expected, first_row = len(row), label
@@ -275,8 +276,8 @@ def validate_endings(endings, column, num_choices=None):
             where = (f"this model takes num_choices={num_choices}" if first_row is None
                      else f"row {first_row!r} has {expected}")
             raise ValueError(
-                f"Row {label!r} of column {column!r} has {len(row)} endings, but {where}. Every example "
-                "of one call needs the same number of endings: split the data by "
+                f"Row {label!r} of column {column!r} has {len(row)} {item}s, but {where}. Every row "
+                f"of one call needs the same number of {item}s: split the data by "
                 f"df[{column!r}].map(len) and call once per group, or fix the row."
             )
         for index, ending in enumerate(row):
@@ -288,11 +289,11 @@ def validate_endings(endings, column, num_choices=None):
                 else:
                     problem = f"is a {type(ending).__name__}, not str"
                 raise ValueError(
-                    f"Row {label!r} of column {column!r}: ending {index} ({_preview(ending)}) {problem}. "
-                    "Every ending must be non-empty text: fill it in or drop the row."
+                    f"Row {label!r} of column {column!r}: {item} {index} ({_preview(ending)}) {problem}. "
+                    f"Every {item} must be non-empty text: fill it in or drop the row."
                 )
     if expected is None:
-        raise ValueError(f"Column {column!r} has no rows; there is nothing to choose from.")
+        raise ValueError(f"Column {column!r} has no rows; there is nothing to read.")
     return expected
 
 

@@ -6,15 +6,25 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
+from kerasbert.data.batch_order import BatchOrder
+from kerasbert.data.choice_batching import make_choice_dataset
+from kerasbert.data.no_duplicates import NoDuplicateBatchOrder
+from kerasbert.data.output_rows import in_input_order
 from kerasbert.data.prepared import Prepared
+from kerasbert.data.text_tuples import ENCODER_ROLES, text_tuples
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.layers.sentence_pooling import POOLING_MODES, SentencePooling
+from kerasbert.metrics import statistics
 from kerasbert.presets.loading import preset_folder
 from kerasbert.presets.registry import PRESETS
 from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
 from kerasbert.retrieval.exact_index import ExactIndex, unit_rows
 from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, batch_spec
 from kerasbert.tasks.task import Task
+from kerasbert.training.encoder_losses import encoder_loss
+
+TEXTS_PER_EXAMPLE, TEXT_IDS, SCORED = "texts_per_example", "text_ids", "scored"  # `Prepared.extras` of training rows
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -26,20 +36,26 @@ class BertTextEncoder(Task):
     normalisation and its `max_seq_length` (256 for all-MiniLM-L6-v2); any argument you give wins. Elsewhere
     the defaults are mean pooling without normalisation.
 
+    `fit` trains the encoder on rows of (`anchor`, `positive`[, `negative`]) (default loss: multiple-negatives
+    ranking, in-batch negatives) or scored pairs (`text`, `text_pair`, `score`; default loss: CoSENT); see `fit`.
+
     Args:
         backbone: a `BertBackbone`. preprocessor: a `BertPreprocessor`.
         pooling: "mean" (average of the real tokens), "cls" (the `[CLS]` vector) or "max".
         normalize: divide each vector by its L2 norm (then a dot product is the cosine similarity).
-        columns: `{"text": ...}`, the DataFrame column of the texts (default "text").
+        columns: `{role: column}` for the roles "text" (texts to encode), "anchor", "positive", "negative" (a text
+            or a list of texts per row), "text_pair" and "score" (each role's default column is its name).
 
     Examples:
         >>> encoder = BertTextEncoder.from_preset("all_minilm_l6_v2_en")
         >>> vectors = encoder.encode(["A man is eating food.", "A man is riding a horse."])   # [2, 384] numpy
         >>> encoder.search(["Who eats?"], corpus=["A man is eating food.", "A cat sleeps."], top_k=1)
+        >>> encoder.fit(pd.DataFrame({"anchor": questions, "positive": passages}), epochs=1)
     """
 
     config_names = ("pooling", "normalize")
-    default_columns = {"text": "text"}
+    default_columns = ENCODER_ROLES
+    nullable_columns = tuple(role for role in ENCODER_ROLES if role != "text")
 
     def __init__(self, backbone, preprocessor, pooling="mean", normalize=False, **kwargs):
         inputs = backbone.input
@@ -49,6 +65,7 @@ class BertTextEncoder(Task):
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor, **kwargs)
         self.pooling = pooling
         self.normalize = normalize
+        self.requested_loss = self.training_loss = None
 
     @classmethod
     def from_preset(cls, preset, pooling=None, normalize=None, sequence_length=None, load_weights=True, **kwargs):
@@ -71,17 +88,101 @@ class BertTextEncoder(Task):
     # === Data ===
 
     def prepare(self, data, with_labels, training=False):
+        frame = to_dataframe(data, text_column=self.columns["text"])
         if with_labels:
-            raise ValueError("BertTextEncoder computes embeddings and learns no labels: use encode() or predict(). "
-                             "To fine-tune on labelled pairs, train a BertClassifier (regression on text pairs) "
-                             "and encode with its backbone.")
+            rows = text_tuples(frame, self.columns)
+            if training:
+                self.training_loss = encoder_loss(self.requested_loss, rows, self.backbone.hidden_dim)
+            return Prepared(frame=frame, features=self.pack_texts(rows.texts), labels=rows.scores,
+                            extras={TEXTS_PER_EXAMPLE: rows.texts_per_example, TEXT_IDS: rows.text_ids,
+                                    SCORED: rows.scored})
         text = self.columns["text"]
-        frame = to_dataframe(data, text_column=text)
         require_columns(frame, {column_argument("text"): text})
         validate_text_columns(frame, {column_argument("text"): text}, allow_empty=True)
         return Prepared(frame=frame, features=self.pack_texts(frame[text].tolist()))
 
+    def batches(self, prepared, *, with_labels, training=False, batch_size=DEFAULT_BATCH_SIZE, seed=0,
+                group_by_length=True, order=None, epochs=None):
+        """`Task.batches`; training rows come as whole examples, `[examples * texts, tokens]` (an example's texts one
+        after the other), and a training batch repeats no text (`NoDuplicateBatchOrder`; not grouped by length, so
+        that in-batch negatives stay a random sample)."""
+        if TEXT_IDS not in prepared.extras:
+            return super().batches(prepared, with_labels=with_labels, training=training, batch_size=batch_size,
+                                   seed=seed, group_by_length=group_by_length, order=order, epochs=epochs)
+        batch_order = (NoDuplicateBatchOrder(seed=seed, epochs=epochs, text_ids=prepared.extras[TEXT_IDS])
+                       if training else BatchOrder(order=order))
+        dataset = make_choice_dataset(
+            prepared.features, prepared.extras[TEXTS_PER_EXAMPLE], prepared.labels if with_labels else None,
+            batch_size=batch_size, max_length=self.sequence_length or self.backbone.max_sequence_length,
+            pad_token_id=self.tokenizer.pad_token_id, batch_order=batch_order)
+        return dataset.map(flatten_examples)
+
+    def example_lengths(self, prepared):
+        """Tokens per text; of training rows, per example (its longest text)."""
+        lengths = super().example_lengths(prepared)
+        if TEXT_IDS not in prepared.extras:
+            return lengths
+        return lengths.reshape(-1, prepared.extras[TEXTS_PER_EXAMPLE]).max(axis=1)
+
+    # === Training ===
+
+    def fit(self, x=None, y=None, loss=None, **kwargs):
+        """Train the encoder on a DataFrame of rows (`Task.fit`: epochs, learning rate, validation data, backup...).
+
+        Rows: (`anchor`, `positive`) texts, with hard negatives in a `negative` column (a text, or a list of
+        texts per row); or scored pairs (`text`, `text_pair`, `score`). `loss`: an encoder loss of
+        `kerasbert.training.encoder_losses` or its name ("multiple_negatives_ranking", "cosent", "angle",
+        "contrastive", "triplet"); default: multiple-negatives ranking (scale 20) for anchor rows, CoSENT for
+        scored pairs. Wrap it in `MatryoshkaLoss(loss, dimensions)` for vectors that can be cut short. A training
+        batch holds no text twice (see `batches`), so `batch_size` is also the number of in-batch negatives.
+
+        Examples:
+            >>> encoder.fit(pd.DataFrame({"anchor": questions, "positive": passages}), epochs=1, batch_size=64)
+            >>> encoder.fit(sts_train, loss=MatryoshkaLoss(CoSENTLoss(), dimensions=(384, 256, 128, 64)))
+        """
+        self.requested_loss = loss
+        return super().fit(x, y, **kwargs)
+
+    def default_loss(self):
+        return self.training_loss or encoder_loss(self.requested_loss, None, self.backbone.hidden_dim)
+
+    def _symbolic_build(self, iterator=None, data_batch=None):
+        """Keras' build, with the loss built without a trace: JAX and torch trace it on made-up batch sizes, one text
+        per example, which no encoder loss reads."""
+        if self._compile_loss is not None and not self._compile_loss.built:
+            _, y, _ = keras.utils.unpack_x_y_sample_weight(batch_spec(iterator) if data_batch is None else data_batch)
+            self._compile_loss.build(y, keras.KerasTensor((None, self.backbone.hidden_dim)))
+        super()._symbolic_build(iterator, data_batch)
+
+    # === Metrics ===
+
+    def score(self, outputs, prepared):
+        """Scored pairs: Pearson and Spearman correlation of the cosine similarity with the scores (as
+        sentence-transformers' `EmbeddingSimilarityEvaluator`). Other rows: `accuracy` (the anchor's own positive is
+        the most similar of every positive and negative of the data) and `mrr@10`."""
+        if prepared.extras[SCORED]:
+            similarity = np.sum(unit_rows(outputs[:, 0]) * unit_rows(outputs[:, 1]), axis=1)
+            return {"pearson": statistics.pearson(prepared.labels, similarity),
+                    "spearman": statistics.spearman(prepared.labels, similarity)}
+        anchors, candidates = outputs[:, 0], outputs[:, 1:].transpose(1, 0, 2).reshape(-1, outputs.shape[-1])
+        similarity = cosine_similarity(anchors, candidates)
+        own = similarity[np.arange(len(anchors)), np.arange(len(anchors))]
+        rank = 1 + np.sum(similarity > own[:, None], axis=1)
+        return {"accuracy": float(np.mean(rank == 1)), "mrr@10": float(np.mean(np.where(rank <= 10, 1 / rank, 0))),
+                "errors": prepared.frame.assign(positive_rank=rank)[rank > 1]}
+
     # === Inference ===
+
+    def predict_outputs(self, data, batch_size=None, with_labels=False, verbose="auto"):
+        """`Task.predict_outputs`; of training rows (to evaluate), the vectors `[examples, texts, dim]`."""
+        if not with_labels:
+            return super().predict_outputs(data, batch_size, verbose=verbose)
+        prepared = self.prepare(data, with_labels=True)
+        texts = Prepared(frame=None, features=prepared.features)
+        order = self.length_order(texts)
+        dataset = self.batches(texts, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE, order=order)
+        vectors = in_input_order(self.outputs_of(dataset, verbose), order)
+        return vectors.reshape(len(prepared.frame), prepared.extras[TEXTS_PER_EXAMPLE], -1), prepared
 
     def encode(self, texts, batch_size=None, verbose="auto", dimensions=None):
         """The vectors of `texts` (one text, a list, a Series or a DataFrame) as a float32 array
@@ -144,6 +245,12 @@ class BertTextEncoder(Task):
 
     def serve(self, texts):
         return {"embedding": self(self.preprocessor(texts), training=False)}
+
+
+def flatten_examples(x, *y):
+    """A batch `[examples, texts, tokens]` -> `[examples * texts, tokens]` (labels as they are)."""
+    flat = {name: tf.reshape(value, [-1, tf.shape(value)[-1]]) for name, value in x.items()}
+    return (flat, *y) if y else flat
 
 
 def cosine_similarity(vectors, other_vectors):

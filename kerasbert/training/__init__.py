@@ -6,3 +6,11 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 
 from kerasbert.training.optimizers import NO_DECAY_NAMES, AdamW, create_optimizer, default_learning_rate
 from kerasbert.training.schedules import WarmupLinearDecay
+from kerasbert.training.encoder_losses import (
+    AnglELoss,
+    ContrastiveLoss,
+    CoSENTLoss,
+    MatryoshkaLoss,
+    MultipleNegativesRankingLoss,
+    TripletLoss,
+)

@@ -45,18 +45,29 @@ def pairwise_angle(first, second):
     return ops.abs(ops.sum(first * second, axis=-1) + sines)
 
 
-def multiple_negatives_ranking_loss(anchors, positives, *negatives, scale=20.0, symmetric=False):
+def multiple_negatives_ranking_loss(anchors, positives, *negatives, scale=20.0, symmetric=False, per_example=False):
     """Cross-entropy of each anchor's own positive among all positives and hard negatives of the batch
     (each of `negatives` a `[batch, dim]` tensor, row i a negative of anchor i); see the module docstring."""
-    documents = ops.concatenate([positives, *negatives], axis=0)
+    return in_batch_ranking_loss(anchors, ops.concatenate([positives, *negatives], axis=0), scale, symmetric,
+                                 per_example)
+
+
+def in_batch_ranking_loss(anchors, documents, scale=20.0, symmetric=False, per_example=False):
+    """`multiple_negatives_ranking_loss` with the positives and negatives in one `[texts * batch, dim]` tensor, the
+    `batch` positives first (then each text's negatives, in the same order)."""
     scores = cosine_matrix(anchors, documents) * scale
     batch = ops.shape(anchors)[0]
     positive = ops.diagonal(scores[:, :batch])
     log_partition = ops.logsumexp(scores, axis=1)
     if symmetric:
-        backward = ops.transpose(cosine_matrix(anchors, positives)) * scale
+        backward = ops.transpose(scores[:, :batch])
         log_partition = (log_partition + ops.logsumexp(backward, axis=1)) / 2
-    return -ops.mean(positive - log_partition)
+    return mean_unless(per_example, log_partition - positive)
+
+
+def mean_unless(per_example, values):
+    """`values` (one loss per example) as they are, or their mean."""
+    return values if per_example else ops.mean(values)
 
 
 def ranked_pairs_loss(similarities, scores, scale):
@@ -78,19 +89,19 @@ def angle_loss(first, second, scores, scale=20.0):
     return ranked_pairs_loss(pairwise_angle(first, second), scores, scale)
 
 
-def contrastive_loss(first, second, labels, margin=0.5):
+def contrastive_loss(first, second, labels, margin=0.5, per_example=False):
     """Mean of 0.5 * (label * d^2 + (1 - label) * max(margin - d, 0)^2), d the cosine distance of each pair."""
     distances = 1 - pairwise_cosine(first, second)
-    labels = ops.cast(labels, "float32")
-    return ops.mean(0.5 * (labels * distances**2 + (1 - labels) * ops.relu(margin - distances) ** 2))
+    labels = ops.cast(labels, distances.dtype)
+    return mean_unless(per_example, 0.5 * (labels * distances**2 + (1 - labels) * ops.relu(margin - distances) ** 2))
 
 
-def triplet_loss(anchors, positives, negatives, margin=5.0):
+def triplet_loss(anchors, positives, negatives, margin=5.0, per_example=False):
     """Mean of max(|a - p| - |a - n| + margin, 0) in Euclidean distance."""
     def distance(first, second):
         return ops.sqrt(ops.sum((first - second) ** 2, axis=-1))
 
-    return ops.mean(ops.relu(distance(anchors, positives) - distance(anchors, negatives) + margin))
+    return mean_unless(per_example, ops.relu(distance(anchors, positives) - distance(anchors, negatives) + margin))
 
 
 def matryoshka_loss(loss, embeddings, dimensions, weights=None, **loss_arguments):
@@ -104,5 +115,5 @@ def matryoshka_loss(loss, embeddings, dimensions, weights=None, **loss_arguments
         raise ValueError(f"dimensions {list(dimensions)} must lie in 1..{width}, the embeddings' width.")
     total = 0.0
     for dimension, weight in zip(dimensions, weights):
-        total = total + weight * loss(*[unit(x[:, :dimension]) for x in embeddings], **loss_arguments)
+        total = total + weight * loss(*[unit(x[..., :dimension]) for x in embeddings], **loss_arguments)
     return total
