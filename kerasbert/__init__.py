@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 SUBPACKAGES = ("data", "deployment", "distillation", "families", "fine_tuning", "generation", "layers", "metrics",
                "plots", "presets", "retrieval", "serving", "tasks", "tokenizers", "training")
 EXPORTS = {
-    "tasks": ("BertClassifier", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
+    "tasks": ("BertClassifier", "BertCrossEncoder", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
               "BertQuestionAnswerer", "BertSeq2Seq", "BertTextEncoder", "BertTokenClassifier", "ElectraPretrainer",
               "LongInputs", "TargetTooLongError", "load_task"),
     "distillation": ("Distiller", "student_from_teacher"),

@@ -48,7 +48,7 @@ def text_tuples(frame, columns):
     if set(PAIR_ROLES) <= present:
         arguments = {f"columns[{role!r}]": columns[role] for role in PAIR_ROLES}
         validate_text_columns(frame, arguments)
-        parts = [frame[columns[role]].tolist() for role in PAIR_ROLES] + negatives_of(frame, columns, present)
+        parts = [frame[columns[role]].tolist() for role in PAIR_ROLES] + negatives_of(frame, columns["negative"])
         scores, scored = np.zeros(len(frame), np.float32), False
     elif set(SCORED_ROLES) <= present:
         roles = SCORED_ROLES[:2]
@@ -68,16 +68,16 @@ def text_tuples(frame, columns):
     return TextTuples(texts=texts, texts_per_example=len(parts), scores=scores, scored=scored, text_ids=ids)
 
 
-def negatives_of(frame, columns, present):
-    """The hard negatives of each row as a list of columns (lists of texts), none without a `negative` column."""
-    if "negative" not in present:
+def negatives_of(frame, column):
+    """The hard negatives of each row as a list of columns (lists of texts), none without the `column`: its cells are
+    each a text, or each a list of texts with the same count in every row."""
+    if column is None or column not in frame.columns:
         return []
-    negative = columns["negative"]
-    if frame[negative].map(lambda cell: isinstance(cell, str)).all():
-        validate_text_columns(frame, {"columns['negative']": negative})
-        return [frame[negative].tolist()]
-    count = validate_endings(frame[negative], negative, min_count=1, item="negative")
-    return [list(texts) for texts in zip(*frame[negative].tolist())][:count]
+    if frame[column].map(lambda cell: isinstance(cell, str)).all():
+        validate_text_columns(frame, {"columns['negative']": column})
+        return [frame[column].tolist()]
+    validate_endings(frame[column], column, min_count=1, item="negative")
+    return [list(texts) for texts in zip(*frame[column].tolist())]
 
 
 def missing_of(columns, present):

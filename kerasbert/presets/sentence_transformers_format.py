@@ -46,3 +46,34 @@ def read_json(path):
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
         raise CheckpointError(f"Cannot read the sentence-transformers file {path}: {error}.") from None
+
+
+CROSS_ENCODER_ACTIVATIONS = {"Sigmoid": "sigmoid", "Identity": "identity"}
+
+
+def read_cross_encoder_activation(folder):
+    """The activation a sentence-transformers `CrossEncoder` folder applies to its logits in `predict`: "sigmoid" or
+    "identity", from `config_sentence_transformers.json` (v4+) or `config.json` (`sentence_transformers.activation_fn`,
+    earlier `sbert_ce_default_activation_function`); None where the folder names none.
+
+    Examples:
+        >>> read_cross_encoder_activation(ms_marco_folder)     # "torch.nn.modules.linear.Identity"
+        'identity'
+    """
+    if folder is None:
+        return None
+    folder, named = Path(folder), None
+    if (folder / "config_sentence_transformers.json").is_file():
+        named = read_json(folder / "config_sentence_transformers.json").get("activation_fn")
+    if named is None and (folder / "config.json").is_file():
+        config = read_json(folder / "config.json")
+        named = (config.get("sentence_transformers") or {}).get("activation_fn") or config.get(
+            "sbert_ce_default_activation_function")
+    if named is None:
+        return None
+    activation = CROSS_ENCODER_ACTIVATIONS.get(str(named).rsplit(".", 1)[-1])
+    if activation is None:
+        raise CheckpointError(f"{folder} applies {named} to a cross-encoder's logits; kerasbert's BertCrossEncoder "
+                              f"applies one of {sorted(CROSS_ENCODER_ACTIVATIONS)}: pass activation=... to "
+                              "from_preset.")
+    return activation

@@ -9,6 +9,7 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
 from kerasbert.tasks.bert_classifier import BertClassifier
+from kerasbert.tasks.bert_cross_encoder import BertCrossEncoder
 from kerasbert.tasks.bert_masked_lm import BertMaskedLM
 from kerasbert.tasks.bert_multiple_choice import BertMultipleChoice
 from kerasbert.tasks.bert_multitask import BertMultiTask

@@ -7,9 +7,7 @@ import tensorflow as tf
 
 from kerasbert.arguments import check_count
 from kerasbert.data.batch_order import BatchOrder
-from kerasbert.data.choice_batching import make_choice_dataset
 from kerasbert.data.no_duplicates import NoDuplicateBatchOrder
-from kerasbert.data.output_rows import in_input_order
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.text_tuples import ENCODER_ROLES, text_tuples
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
@@ -20,11 +18,12 @@ from kerasbert.presets.registry import PRESETS
 from kerasbert.presets.sentence_transformers_format import read_sentence_transformers_settings
 from kerasbert.retrieval.exact_index import ExactIndex, unit_rows
 from kerasbert.tasks.columns import column_argument
+from kerasbert.tasks.grouped_rows import GROUP_SIZE, grouped_batches, is_grouped, longest_of_each, outputs_of_rows
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, batch_spec
 from kerasbert.tasks.task import Task
 from kerasbert.training.encoder_losses import encoder_loss
 
-TEXTS_PER_EXAMPLE, TEXT_IDS, SCORED = "texts_per_example", "text_ids", "scored"  # `Prepared.extras` of training rows
+TEXT_IDS, SCORED = "text_ids", "scored"  # `Prepared.extras` of training rows
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -94,7 +93,7 @@ class BertTextEncoder(Task):
             if training:
                 self.training_loss = encoder_loss(self.requested_loss, rows, self.backbone.hidden_dim)
             return Prepared(frame=frame, features=self.pack_texts(rows.texts), labels=rows.scores,
-                            extras={TEXTS_PER_EXAMPLE: rows.texts_per_example, TEXT_IDS: rows.text_ids,
+                            extras={GROUP_SIZE: rows.texts_per_example, TEXT_IDS: rows.text_ids,
                                     SCORED: rows.scored})
         text = self.columns["text"]
         require_columns(frame, {column_argument("text"): text})
@@ -106,23 +105,17 @@ class BertTextEncoder(Task):
         """`Task.batches`; training rows come as whole examples, `[examples * texts, tokens]` (an example's texts one
         after the other), and a training batch repeats no text (`NoDuplicateBatchOrder`; not grouped by length, so
         that in-batch negatives stay a random sample)."""
-        if TEXT_IDS not in prepared.extras:
+        if not is_grouped(prepared):
             return super().batches(prepared, with_labels=with_labels, training=training, batch_size=batch_size,
                                    seed=seed, group_by_length=group_by_length, order=order, epochs=epochs)
         batch_order = (NoDuplicateBatchOrder(seed=seed, epochs=epochs, text_ids=prepared.extras[TEXT_IDS])
                        if training else BatchOrder(order=order))
-        dataset = make_choice_dataset(
-            prepared.features, prepared.extras[TEXTS_PER_EXAMPLE], prepared.labels if with_labels else None,
-            batch_size=batch_size, max_length=self.sequence_length or self.backbone.max_sequence_length,
-            pad_token_id=self.tokenizer.pad_token_id, batch_order=batch_order)
-        return dataset.map(flatten_examples)
+        return grouped_batches(self, prepared, with_labels=with_labels, batch_size=batch_size, batch_order=batch_order)
 
     def example_lengths(self, prepared):
         """Tokens per text; of training rows, per example (its longest text)."""
         lengths = super().example_lengths(prepared)
-        if TEXT_IDS not in prepared.extras:
-            return lengths
-        return lengths.reshape(-1, prepared.extras[TEXTS_PER_EXAMPLE]).max(axis=1)
+        return longest_of_each(lengths, prepared) if is_grouped(prepared) else lengths
 
     # === Training ===
 
@@ -178,11 +171,7 @@ class BertTextEncoder(Task):
         if not with_labels:
             return super().predict_outputs(data, batch_size, verbose=verbose)
         prepared = self.prepare(data, with_labels=True)
-        texts = Prepared(frame=None, features=prepared.features)
-        order = self.length_order(texts)
-        dataset = self.batches(texts, with_labels=False, batch_size=batch_size or DEFAULT_BATCH_SIZE, order=order)
-        vectors = in_input_order(self.outputs_of(dataset, verbose), order)
-        return vectors.reshape(len(prepared.frame), prepared.extras[TEXTS_PER_EXAMPLE], -1), prepared
+        return outputs_of_rows(self, prepared, batch_size or DEFAULT_BATCH_SIZE, verbose), prepared
 
     def encode(self, texts, batch_size=None, verbose="auto", dimensions=None):
         """The vectors of `texts` (one text, a list, a Series or a DataFrame) as a float32 array
@@ -245,12 +234,6 @@ class BertTextEncoder(Task):
 
     def serve(self, texts):
         return {"embedding": self(self.preprocessor(texts), training=False)}
-
-
-def flatten_examples(x, *y):
-    """A batch `[examples, texts, tokens]` -> `[examples * texts, tokens]` (labels as they are)."""
-    flat = {name: tf.reshape(value, [-1, tf.shape(value)[-1]]) for name, value in x.items()}
-    return (flat, *y) if y else flat
 
 
 def cosine_similarity(vectors, other_vectors):

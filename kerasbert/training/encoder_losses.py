@@ -1,5 +1,5 @@
 """Keras losses for training a `BertTextEncoder`: the embedding losses of `embedding_losses` as `keras.losses.Loss`
-objects, which `compile` and `fit` take like any other loss.
+objects, which `compile` and `fit` take like any other loss; and `ListwiseSoftmaxLoss`, a `BertCrossEncoder`'s.
 
 A training batch of the encoder holds `examples x texts` texts, example-major (an example's anchor, positive and
 negatives, or its two texts, one after the other), so the model's output is `[examples * texts, dim]`; `y_true` is
@@ -165,6 +165,22 @@ class MatryoshkaLoss(EncoderLoss):
         return cls(**{**config, "loss": keras.saving.deserialize_keras_object(config["loss"])})
 
 
+class ListwiseSoftmaxLoss(keras.losses.Loss):
+    """Softmax cross-entropy of each query's positive (its first passage) among its passages: the logits of a
+    batch `[queries * passages, 1]`, `y_true` one 0 per query (the positive's index).
+
+    Examples:
+        >>> ListwiseSoftmaxLoss()(np.zeros(2), np.array([[3.0], [0.5], [1.0], [2.0]]))   # two queries, 2 each
+    """
+
+    def __init__(self, name="listwise_softmax", **kwargs):
+        super().__init__(name=name, **kwargs)
+
+    def call(self, y_true, y_pred):
+        logits = keras.ops.reshape(y_pred, (keras.ops.shape(y_true)[0], -1))
+        return keras.losses.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
+
+
 ENCODER_LOSSES = {
     "multiple_negatives_ranking": MultipleNegativesRankingLoss,
     "cosent": CoSENTLoss,
@@ -172,7 +188,7 @@ ENCODER_LOSSES = {
     "contrastive": ContrastiveLoss,
     "triplet": TripletLoss,
 }
-for loss_class in (*ENCODER_LOSSES.values(), MatryoshkaLoss):
+for loss_class in (*ENCODER_LOSSES.values(), MatryoshkaLoss, ListwiseSoftmaxLoss):
     keras.saving.register_keras_serializable(package="kerasbert")(loss_class)
 
 

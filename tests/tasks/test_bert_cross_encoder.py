@@ -1,0 +1,130 @@
+"""BertCrossEncoder: scores equal sentence-transformers' CrossEncoder.predict on the same weights (a CrossEncoder
+folder as sentence-transformers saves it: the real MiniLM with a seeded head), with either activation; `rank`
+orders as CrossEncoder.rank; listwise training raises accuracy on real text; on every backend the training losses
+are their definitions and fall; `.keras` and SavedModel give the same scores; bad input is named."""
+
+import json
+import textwrap
+
+import keras
+import numpy as np
+import pandas as pd
+import pytest
+import tensorflow as tf
+
+from kerasbert.data.shipped import load_dataset
+from kerasbert.tasks import BertCrossEncoder
+
+
+@pytest.fixture(scope="module")
+def cross_encoder_folder(minilm_path, tmp_path_factory):
+    """all-MiniLM-L6-v2 as a sentence-transformers CrossEncoder (one label, a seeded random head), saved."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("cross_encoder")
+    CrossEncoder(str(minilm_path), num_labels=1, device="cpu").save(str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def reviews():
+    return [text for text in load_dataset("uci_sentiment", "test")["text"] if len(text.split()) >= 12][:24]
+
+
+def test_scores_and_ranks_equal_sentence_transformers(cross_encoder_folder, reviews):
+    from sentence_transformers import CrossEncoder
+
+    query = "Is the battery any good?"
+    passages = reviews[:6] + [" ".join(reviews * 2)]  # the last one cut at 512 tokens by both
+    pairs = pd.DataFrame({"query": [query] * len(passages), "passage": passages})
+    for activation in ("sigmoid", "identity"):
+        if activation == "identity":  # as the MS MARCO cross-encoders name it
+            settings = json.loads((cross_encoder_folder / "config_sentence_transformers.json").read_text())
+            settings["activation_fn"] = "torch.nn.modules.linear.Identity"
+            (cross_encoder_folder / "config_sentence_transformers.json").write_text(json.dumps(settings))
+        reference = CrossEncoder(str(cross_encoder_folder), device="cpu")
+        expected = reference.predict(list(zip(pairs["query"], pairs["passage"])))
+        reranker = BertCrossEncoder.from_preset(cross_encoder_folder)
+        assert reranker.activation == activation
+        ours = reranker.predict(pairs, verbose=0)["score"].to_numpy()
+        np.testing.assert_allclose(ours, expected, atol=1e-5)
+        ranked = reranker.rank(query, passages, top_k=4)
+        assert ranked["corpus_index"].tolist() == [hit["corpus_id"] for hit in reference.rank(query, passages)][:4]
+        assert ranked["rank"].tolist() == [1, 2, 3, 4] and ranked["passage"][0] == passages[ranked["corpus_index"][0]]
+    rows = listwise_rows(reviews[:16])  # and the real weights learn to find each review from its first words
+    before = reranker.evaluate(rows, verbose=0)
+    reranker.fit(rows, epochs=3, batch_size=8, learning_rate=1e-4, verbose=0)
+    after = reranker.evaluate(rows, verbose=0)
+    assert after["accuracy"] > before["accuracy"] + 0.1 and after["mrr@10"] > before["mrr@10"], (before, after)
+
+
+def listwise_rows(reviews):
+    """Each review's first five words as the query, the review the positive, two other reviews the negatives."""
+    return pd.DataFrame({"query": [" ".join(text.split()[:5]) for text in reviews], "positive": reviews,
+                         "negative": [[reviews[(i + 7) % len(reviews)], reviews[(i + 13) % len(reviews)]]
+                                      for i in range(len(reviews))]})
+
+
+def log_sum_exp(x):
+    return np.log(np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1)) + x.max(axis=1)
+
+
+@pytest.mark.all_backends
+def test_training_losses_are_their_definitions_and_fall(tiny_preset, reviews):
+    """One batch of 8 real rows, 6 steps: the first step's loss is the listwise (softmax) or pointwise (binary)
+    cross-entropy of the model's own logits, computed in numpy, and the loss falls."""
+    keras.utils.set_random_seed(0)  # the head's initial weights
+    reranker = BertCrossEncoder.from_preset(tiny_preset, dropout=0.0,
+                                            backbone_overrides={"dropout": 0.0, "attention_dropout": 0.0})
+    rows = listwise_rows(reviews[:8])
+    logits, _ = reranker.predict_outputs(rows, with_labels=True, verbose=0)  # [8 queries, 3 passages]
+    expected = np.mean(log_sum_exp(logits) - logits[:, 0])
+    losses = reranker.fit(rows, epochs=6, batch_size=8, learning_rate=5e-2, verbose=0).history["loss"]
+    assert losses[0] == pytest.approx(expected, abs=1e-5) and losses[-1] < losses[0], losses
+    pointwise = pd.DataFrame({"query": list(rows["query"]) * 2, "passage": list(rows["positive"]) + reviews[8:16],
+                              "label": [1.0] * 8 + [0.0] * 8})
+    logits = reranker.predict_outputs(pointwise, with_labels=True, verbose=0)[0][:, 0]
+    labels = pointwise["label"].to_numpy()
+    expected = np.mean(np.logaddexp(0, logits) - labels * logits)
+    losses = reranker.fit(pointwise, epochs=6, batch_size=16, learning_rate=1e-2, verbose=0).history["loss"]
+    assert losses[0] == pytest.approx(expected, abs=1e-5) and losses[-1] < losses[0], losses
+
+
+def test_keras_file_and_savedmodel_give_the_same_scores(tiny_preset, reviews, tmp_path, fresh_python):
+    reranker = BertCrossEncoder.from_preset(tiny_preset, activation="identity")
+    pairs = pd.DataFrame({"query": ["Is the battery any good?", "Would you eat here?"], "passage": reviews[:2]})
+    expected = reranker.predict(pairs, verbose=0)["score"].to_numpy()
+    reranker.save(tmp_path / "reranker.keras")
+    fresh_python(textwrap.dedent(f"""
+        import keras, numpy as np, pandas as pd, kerasbert
+        reranker = keras.saving.load_model({str(tmp_path / "reranker.keras")!r}, safe_mode=True)
+        pairs = pd.DataFrame({pairs.to_dict("list")!r})
+        np.save({str(tmp_path / "scores.npy")!r}, reranker.predict(pairs, verbose=0)["score"].to_numpy())
+    """))
+    np.testing.assert_array_equal(np.load(tmp_path / "scores.npy"), expected)  # logits: the activation is kept
+    reranker.export(tmp_path / "saved")
+    serve = tf.saved_model.load(str(tmp_path / "saved")).signatures["serve"]
+    served = serve(query=tf.constant(pairs["query"].tolist()), passage=tf.constant(pairs["passage"].tolist()))
+    np.testing.assert_allclose(served["score"].numpy(), expected, atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def tiny_reranker(tiny_preset):
+    return BertCrossEncoder.from_preset(tiny_preset)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda r: r.fit(pd.DataFrame({"query": ["a"], "passage": ["b"]})), "Column 'label' not found"),
+    (lambda r: r.fit(pd.DataFrame({"query": ["a", "b"], "passage": ["b", "c"], "label": [1, 3]})),
+     "values out of \\[0, 1\\], e.g. 3.0"),
+    (lambda r: r.fit(pd.DataFrame({"query": ["a"], "positive": ["b"], "negative": [[]]})), "has 0 negative"),
+    (lambda r: r.predict(pd.DataFrame({"query": ["a"], "doc": ["b"]})), "Column 'passage' not found"),
+    (lambda r: r.rank(["a", "b"], ["c"]), "rank takes one query"),
+    (lambda r: r.rank("a", ["c"], top_k=0), "top_k"),
+    (lambda r: BertCrossEncoder(r.backbone, r.preprocessor, activation="softmax"), "activation='softmax'"),
+])
+def test_bad_input_is_named(tiny_reranker, call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call(tiny_reranker)
