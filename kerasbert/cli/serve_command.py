@@ -4,6 +4,7 @@ import contextlib
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 import click
 
@@ -28,7 +29,7 @@ import click
               help="With --runtime onnx on a .keras file: export ONNX Runtime int8.")
 def serve(model_file, host, port, max_batch, max_wait_ms, model_batch, max_inputs, max_chars, runtime, quantize):
     """Serve MODEL_FILE (.keras, or a folder of `kerasbert export --format onnx`): POST /predict, GET /health,
-    GET /metadata.
+    GET /metadata; a text encoder also POST /embed and /v1/embeddings (TEI, OpenAI), a reranker POST /rerank.
 
     \b
     Example:
@@ -45,7 +46,7 @@ def serve(model_file, host, port, max_batch, max_wait_ms, model_batch, max_input
     limits = ServingLimits(max_inputs=max_inputs, max_chars=max_chars, max_batch=max_batch, max_wait_ms=max_wait_ms,
                            model_batch=model_batch)
     with served_model(model_file, runtime, quantize) as model:
-        app = create_app(model, limits)
+        app = create_app(model, limits, model_id=Path(model_file).name)
         click.echo(f"Serving {model_file} ({getattr(model, 'runtime', 'keras')}) on http://{host}:{port} (POST "
                    "/predict, GET /health, GET /metadata)", err=True)
         # The event loop and the model's worker thread share the GIL; at Python's default 5 ms switch interval

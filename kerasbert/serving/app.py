@@ -1,4 +1,5 @@
-"""The starlette app behind `kerasbert serve`: POST /predict, GET /health, GET /metadata.
+"""The starlette app behind `kerasbert serve`: POST /predict, GET /health, GET /metadata (and, for a text encoder or a
+reranker, TEI's and OpenAI's routes: `kerasbert.serving.embedding_routes`).
 
 `POST /predict` takes a JSON list of inputs, or `{"inputs": [...]}`: texts (`["a lovely film"]`), text
 pairs (`[["question", "answer"]]`), or objects with the model's columns (`[{"question": ..., "context":
@@ -25,6 +26,7 @@ from starlette.routing import Route
 
 from kerasbert.doors import entered_through
 from kerasbert.json_records import records
+from kerasbert.serving.embedding_routes import embedding_routes
 from kerasbert.serving.micro_batching import MicroBatcher
 
 
@@ -121,8 +123,9 @@ def metadata_of(model, limits):
     }
 
 
-def create_app(model, limits=ServingLimits()):
-    """A starlette app serving `model` (a kerasbert task model; see the module docstring)."""
+def create_app(model, limits=ServingLimits(), model_id=None):
+    """A starlette app serving `model` (a kerasbert task model; see the module docstring); a text encoder and a
+    reranker also answer TEI's and OpenAI's routes (`kerasbert.serving.embedding_routes`), as `model_id`."""
     def predict_frame(frame):
         with entered_through("http"):  # errors propose fixes as request fields: "columns": {"text": ...}
             return model.predict(frame, batch_size=limits.model_batch, verbose=0)
@@ -158,11 +161,13 @@ def create_app(model, limits=ServingLimits()):
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        model.predict([""], verbose=0)  # trace the prediction function before the first request
+        keras_task = getattr(model, "keras_task", model)
+        model.predict(keras_task.warm_up_rows(), verbose=0)  # trace the prediction function before the first request
         task = asyncio.create_task(batcher.run())
         yield
         task.cancel()
         batcher.close()
 
-    return Starlette(routes=[Route("/predict", predict, methods=["POST"]), Route("/health", health),
-                             Route("/metadata", describe)], lifespan=lifespan)
+    routes = [Route("/predict", predict, methods=["POST"]), Route("/health", health), Route("/metadata", describe)]
+    routes += embedding_routes(model, batcher, limits, model_id or metadata["task"])
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -144,13 +144,17 @@ class BertCrossEncoder(Task):
         outputs = outputs_of_rows(self, prepared, batch_size or DEFAULT_BATCH_SIZE, verbose)
         return (outputs[..., 0] if is_grouped(prepared) else outputs), prepared
 
+    def warm_up_rows(self):
+        return pd.DataFrame({self.columns["query"]: ["a"], self.columns["passage"]: ["a"]})
+
     def scores_of(self, logits):
         """Logits -> scores, as `activation` says."""
         logits = np.asarray(logits, np.float32).reshape(-1)
         return sigmoid(logits) if self.activation == "sigmoid" else logits
 
     def decode(self, outputs, prepared):
-        return pd.DataFrame({"score": self.scores_of(outputs)}, index=prepared.frame.index)
+        return pd.DataFrame({"score": self.scores_of(outputs), "logit": np.asarray(outputs, np.float32).reshape(-1)},
+                            index=prepared.frame.index)
 
     def score(self, outputs, prepared):
         """Listwise rows: `accuracy` (the positive ranks first among its row's passages) and `mrr@10`. Pointwise rows:

@@ -381,6 +381,10 @@ class PipelineModel(keras.Model):
             progress.update(step + 1)
         return concatenate_padded(outputs)
 
+    def warm_up_rows(self):
+        """The smallest input `predict` takes, to trace it before the first real call (a server's start)."""
+        return [""]
+
     @reads_columns
     def predict(self, x, batch_size=None, verbose="auto", **kwargs):
         """Decoded predictions as a DataFrame for raw data (one text, a list, a Series or a

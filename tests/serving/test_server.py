@@ -3,37 +3,22 @@ predictions equal `predict`, concurrent requests are micro-batched, bad requests
 server keeps serving."""
 
 import concurrent.futures
-import socket
-import threading
-import time
 
 import httpx
 import keras
 import numpy as np
 import pytest
-import uvicorn
 
 from kerasbert.serving import ServingLimits, create_app
 
 
 @pytest.fixture(scope="module")
-def served(tiny_classifier_file):
+def served(tiny_classifier_file, serve_in_thread):
     """(base URL, model) of a server running in a thread of this process."""
     model = keras.saving.load_model(tiny_classifier_file)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     limits = ServingLimits(max_inputs=8, max_chars=200, max_batch=16, max_wait_ms=20)
-    server = uvicorn.Server(uvicorn.Config(create_app(model, limits), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 60
-    while not server.started:
-        assert time.time() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", model
-    server.should_exit = True
-    thread.join(10)
+    with serve_in_thread(create_app(model, limits)) as url:
+        yield url, model
 
 
 def test_predictions_equal_predict_and_metadata_describes_the_model(served, uci_reviews):

@@ -1,0 +1,166 @@
+"""The routes clients of embedding servers already speak: Hugging Face Text Embeddings Inference (TEI) and OpenAI's
+embeddings API, for a `BertTextEncoder`, and TEI's reranking for a `BertCrossEncoder`.
+
+- `POST /embed` (TEI): `{"inputs": text or [texts], "normalize": true, "truncate": false, "dimensions": null}`
+  -> `[[float, ...], ...]`. `normalize=false` gives the model's own vectors (a model that normalises, as
+  all-MiniLM-L6-v2 does, gives unit vectors either way).
+- `POST /v1/embeddings` (OpenAI): `{"input": text or [texts], "model", "encoding_format": "float" | "base64",
+  "dimensions"}` -> `{"object": "list", "data": [{"object": "embedding", "index", "embedding"}], "model", "usage"}`.
+- `POST /rerank` (TEI): `{"query", "texts", "return_text": false, "raw_scores": false, "truncate": false}` ->
+  `[{"index", "score"(, "text")}]`, best first.
+- `POST /` (TEI's route for its clients, e.g. `huggingface_hub.InferenceClient(base_url).feature_extraction`):
+  `/embed` for an encoder, `/rerank` for a reranker. `GET /info` (TEI): the model and the server's limits.
+
+A text longer than the model's tokens is an error (413) unless `truncate` is true, as TEI; OpenAI requests are
+truncated. Errors are `{"error", "error_type"}` (TEI) or `{"error": {"message", "type", "param", "code"}}` (OpenAI).
+
+Examples:
+    >>> routes = embedding_routes(encoder, batcher, limits, model_id="all-MiniLM-L6-v2")
+"""
+
+import base64
+import json
+
+import numpy as np
+import pandas as pd
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from kerasbert.retrieval.exact_index import unit_rows
+
+
+class RouteError(Exception):
+    def __init__(self, status, message, kind="Validation", param=None):
+        super().__init__(message)
+        self.status, self.kind, self.param = status, kind, param
+
+
+def texts_of(value, field, limits):
+    """A request's text or list of texts as a list, or RouteError naming what is wrong."""
+    texts = [value] if isinstance(value, str) else value
+    if not isinstance(texts, list) or not texts or not all(isinstance(text, str) for text in texts):
+        raise RouteError(422, f"`{field}` must be a text or a non-empty list of texts.", param=field)
+    if len(texts) > limits.max_inputs:
+        raise RouteError(413, f"batch size {len(texts)} > maximum allowed batch size {limits.max_inputs}",
+                         param=field)
+    if max(len(text) for text in texts) > limits.max_chars:
+        raise RouteError(413, f"a text has more than {limits.max_chars} characters; shorten it", param=field)
+    return texts
+
+
+def option(body, name, kind, default):
+    value = body.get(name, default)
+    if value is None:
+        return default
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise RouteError(422, f"`{name}` must be a positive integer; got {value!r}.", param=name)
+    if kind is not int and not isinstance(value, kind):
+        raise RouteError(422, f"`{name}` must be a {kind.__name__}; got {value!r}.", param=name)
+    return value
+
+
+def token_counts(model, texts):
+    """Tokens of each text with the special tokens, before truncation."""
+    ids = model.tokenizer(list(texts))
+    return ids.row_lengths().numpy() + 2 if hasattr(ids, "row_lengths") else np.array([len(row) + 2 for row in ids])
+
+
+def check_lengths(counts, model, truncate):
+    limit = model.sequence_length
+    if not truncate and counts.max() > limit:
+        raise RouteError(413, f"Input validation error: `inputs` must have less than {limit} tokens. Given: "
+                              f"{int(counts.max())}. Send `\"truncate\": true` to cut them.")
+
+
+def vectors_of(predictions, dimensions, normalize, width):
+    vectors = np.stack(predictions["embedding"].to_numpy()).astype(np.float32)
+    if dimensions is not None:
+        if dimensions > width:
+            raise RouteError(422, f"`dimensions` {dimensions} is more than the model's {width}.", param="dimensions")
+        vectors = vectors[:, :dimensions]
+    return unit_rows(vectors) if normalize else vectors
+
+
+def embedding_routes(model, batcher, limits, model_id):
+    """The TEI and OpenAI routes `model` (a `BertTextEncoder` or `BertCrossEncoder`) answers (see the module
+    docstring); `batcher` predicts DataFrames in micro-batches."""
+    task = type(getattr(model, "keras_task", model)).__name__
+    width = getattr(getattr(model, "backbone", None), "hidden_dim", None)
+
+    async def predictions(frame):
+        return await batcher.predict(frame)
+
+    async def embed(body):
+        texts = texts_of(body.get("inputs"), "inputs", limits)
+        check_lengths(token_counts(model, texts), model, option(body, "truncate", bool, False))
+        vectors = vectors_of(await predictions(pd.DataFrame({model.columns["text"]: texts})),
+                             option(body, "dimensions", int, None), option(body, "normalize", bool, True), width)
+        return vectors.tolist()
+
+    async def openai_embeddings(body):
+        texts = texts_of(body.get("input"), "input", limits)
+        encoding = option(body, "encoding_format", str, "float")
+        if encoding not in ("float", "base64"):
+            raise RouteError(422, f"`encoding_format` must be 'float' or 'base64'; got {encoding!r}.",
+                             param="encoding_format")
+        counts = np.minimum(token_counts(model, texts), model.sequence_length)
+        vectors = vectors_of(await predictions(pd.DataFrame({model.columns["text"]: texts})),
+                             option(body, "dimensions", int, None), model.normalize, width)
+        data = [{"object": "embedding", "index": i,
+                 "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode() if encoding == "base64"
+                 else vector.tolist()} for i, vector in enumerate(vectors)]
+        return {"object": "list", "data": data, "model": body.get("model") or model_id,
+                "usage": {"prompt_tokens": int(counts.sum()), "total_tokens": int(counts.sum())}}
+
+    async def rerank(body):
+        query = body.get("query")
+        if not isinstance(query, str) or not query:
+            raise RouteError(422, "`query` must be a non-empty text.", param="query")
+        texts = texts_of(body.get("texts"), "texts", limits)
+        pair_tokens = token_counts(model, [query])[0] + token_counts(model, texts) - 1  # [CLS] q [SEP] t [SEP]
+        check_lengths(pair_tokens, model, option(body, "truncate", bool, False))
+        frame = pd.DataFrame({model.columns["query"]: [query] * len(texts), model.columns["passage"]: texts})
+        scored = await predictions(frame)
+        scores = scored["logit" if option(body, "raw_scores", bool, False) else "score"].to_numpy()
+        with_text = option(body, "return_text", bool, False)
+        return [{"index": int(i), "score": float(scores[i]), **({"text": texts[i]} if with_text else {})}
+                for i in np.argsort(-scores, kind="stable")]
+
+    def info():
+        kind = ({"embedding": {"pooling": model.pooling}} if task == "BertTextEncoder" else
+                {"reranker": {"id2label": {"0": "LABEL_0"}, "label2id": {"LABEL_0": 0}}})
+        return {"model_id": model_id, "model_sha": None, "model_dtype": model.dtype_policy.compute_dtype,
+                "model_type": kind, "max_concurrent_requests": limits.max_inputs,
+                "max_input_length": model.sequence_length, "max_batch_tokens": limits.max_batch * model.sequence_length,
+                "max_client_batch_size": limits.max_inputs, "tokenization_workers": 1, "version": "kerasbert"}
+
+    def answer(handler, openai=False):
+        async def route(request):
+            try:
+                body = json.loads(await request.body())
+                if not isinstance(body, dict):
+                    raise RouteError(422, "The body must be a JSON object.")
+                return JSONResponse(await handler(body))
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+                return error_response(RouteError(400, f"The body is not valid JSON ({error})."), openai)
+            except RouteError as error:
+                return error_response(error, openai)
+            except (ValueError, TypeError, KeyError) as error:
+                return error_response(RouteError(422, " ".join(str(error).split())), openai)
+        return route
+
+    routes = [Route("/info", lambda request: JSONResponse(info()))]
+    if task == "BertTextEncoder":
+        routes += [Route("/embed", answer(embed), methods=["POST"]),
+                   Route("/v1/embeddings", answer(openai_embeddings, openai=True), methods=["POST"]),
+                   Route("/", answer(embed), methods=["POST"])]
+    elif task == "BertCrossEncoder":
+        routes += [Route("/rerank", answer(rerank), methods=["POST"]), Route("/", answer(rerank), methods=["POST"])]
+    return routes
+
+
+def error_response(error, openai):
+    if openai:
+        return JSONResponse({"error": {"message": str(error), "type": "invalid_request_error", "param": error.param,
+                                       "code": None}}, status_code=error.status)
+    return JSONResponse({"error": str(error), "error_type": error.kind}, status_code=error.status)
