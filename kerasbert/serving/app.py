@@ -1,5 +1,6 @@
-"""The starlette app behind `kerasbert serve`: POST /predict, GET /health, GET /metadata (and, for a text encoder or a
-reranker, TEI's and OpenAI's routes: `kerasbert.serving.embedding_routes`).
+"""The starlette app behind `kerasbert serve`: POST /predict, GET /health, GET /metadata, GET /metrics (Prometheus:
+`kerasbert.serving.metrics`) and, for a text encoder or a reranker, TEI's and OpenAI's routes
+(`kerasbert.serving.embedding_routes`).
 
 `POST /predict` takes a JSON list of inputs, or `{"inputs": [...]}`: texts (`["a lovely film"]`), text
 pairs (`[["question", "answer"]]`), or objects with the model's columns (`[{"question": ..., "context":
@@ -27,6 +28,7 @@ from starlette.routing import Route
 from kerasbert.doors import entered_through
 from kerasbert.json_records import records
 from kerasbert.serving.embedding_routes import embedding_routes
+from kerasbert.serving.metrics import MetricsMiddleware, ServerMetrics
 from kerasbert.serving.micro_batching import MicroBatcher
 
 
@@ -130,7 +132,8 @@ def create_app(model, limits=ServingLimits(), model_id=None):
         with entered_through("http"):  # errors propose fixes as request fields: "columns": {"text": ...}
             return model.predict(frame, batch_size=limits.model_batch, verbose=0)
 
-    batcher = MicroBatcher(predict_frame, limits.max_batch, limits.max_wait_ms)
+    metrics = ServerMetrics(routes=())
+    batcher = MicroBatcher(predict_frame, limits.max_batch, limits.max_wait_ms, observe_batch=metrics.observe_batch)
     metadata = metadata_of(model, limits)
     started = time.time()
 
@@ -168,6 +171,10 @@ def create_app(model, limits=ServingLimits(), model_id=None):
         task.cancel()
         batcher.close()
 
-    routes = [Route("/predict", predict, methods=["POST"]), Route("/health", health), Route("/metadata", describe)]
+    routes = [Route("/predict", predict, methods=["POST"]), Route("/health", health), Route("/metadata", describe),
+              Route("/metrics", metrics.endpoint)]
     routes += embedding_routes(model, batcher, limits, model_id or metadata["task"])
-    return Starlette(routes=routes, lifespan=lifespan)
+    metrics.routes = {route.path for route in routes}
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    return app

@@ -19,8 +19,9 @@ import pandas as pd
 class MicroBatcher:
     """Gather `predict(frame)` calls into batches of up to `max_batch` rows (see the module docstring)."""
 
-    def __init__(self, predict_frame, max_batch=32, max_wait_ms=5.0):
+    def __init__(self, predict_frame, max_batch=32, max_wait_ms=5.0, observe_batch=None):
         self.predict_frame = predict_frame
+        self.observe_batch = observe_batch  # called with (rows, each request's wait in seconds) as a batch starts
         self.max_batch = max_batch
         self.max_wait = max_wait_ms / 1000
         self.queue = None
@@ -31,8 +32,9 @@ class MicroBatcher:
         """The predictions for `frame`'s rows (a DataFrame in the same order), batched with other calls."""
         if self.queue is None:
             raise RuntimeError("The batcher is not running: start it with `await batcher.run()` in a task.")
-        answer = asyncio.get_running_loop().create_future()
-        await self.queue.put((frame, answer))
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+        await self.queue.put((frame, answer, loop.time()))
         return await answer
 
     async def run(self):
@@ -79,7 +81,9 @@ class MicroBatcher:
 
     async def answer(self, requests):
         loop = asyncio.get_running_loop()
-        frames = [frame for frame, _ in requests]
+        frames = [frame for frame, *_ in requests]
+        if self.observe_batch is not None:
+            self.observe_batch(sum(len(frame) for frame in frames), [loop.time() - queued for *_, queued in requests])
         try:
             combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             predictions = await loop.run_in_executor(self.worker, self.predict_frame, combined)
@@ -93,7 +97,7 @@ class MicroBatcher:
             return
         self.batches += 1
         start = 0
-        for frame, answer in requests:
+        for frame, answer, _ in requests:
             if not answer.done():
                 answer.set_result(predictions.iloc[start:start + len(frame)].reset_index(drop=True))
             start += len(frame)

@@ -75,3 +75,32 @@ def test_bad_requests_are_answered_and_the_server_keeps_serving(served, body, st
     answer = httpx.post(f"{url}/predict", content=body, headers={"content-type": "application/json"})
     assert answer.status_code == status and message in answer.json()["error"]
     assert httpx.post(f"{url}/predict", json=["still serving"]).status_code == 200
+
+
+def test_metrics_count_requests_batches_and_waits(served):
+    """Prometheus' text format, read with prometheus_client's own parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    url, _ = served
+
+    def samples():
+        text = httpx.get(f"{url}/metrics").text
+        return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                for family in text_string_to_metric_families(text) for sample in family.samples}
+
+    before = samples()
+    assert httpx.post(f"{url}/predict", json=["a", "b", "c"]).status_code == 200
+    assert httpx.post(f"{url}/predict", content=b"{oops").status_code == 400
+    assert httpx.get(f"{url}/no/such/route").status_code == 404
+    after = samples()
+
+    def grew(name, **labels):
+        key = (name, tuple(sorted(labels.items())))
+        return after.get(key, 0) - before.get(key, 0)
+
+    assert grew("kerasbert_requests_total", route="/predict", status="200") == 1
+    assert grew("kerasbert_requests_total", route="/predict", status="400") == 1
+    assert grew("kerasbert_requests_total", route="other", status="404") == 1
+    assert grew("kerasbert_request_duration_seconds_count", route="/predict") == 2
+    assert grew("kerasbert_batch_rows_count") == 1 and grew("kerasbert_batch_rows_sum") == 3
+    assert grew("kerasbert_queue_seconds_count") == 1
