@@ -1,5 +1,5 @@
 """The starlette app behind `kerasbert serve`: POST /predict, GET /health, GET /metadata, GET /metrics (Prometheus:
-`kerasbert.serving.metrics`) and, for a text encoder or a reranker, TEI's and OpenAI's routes
+`kerasbert.serving.metrics`), GET /openapi.json (`kerasbert.serving.openapi`) and, for a text encoder or a reranker, TEI's and OpenAI's routes
 (`kerasbert.serving.embedding_routes`).
 
 `POST /predict` takes a JSON list of inputs, or `{"inputs": [...]}`: texts (`["a lovely film"]`), text
@@ -30,6 +30,7 @@ from kerasbert.json_records import records
 from kerasbert.serving.embedding_routes import embedding_routes
 from kerasbert.serving.metrics import MetricsMiddleware, ServerMetrics
 from kerasbert.serving.micro_batching import MicroBatcher
+from kerasbert.serving.openapi import openapi_schema
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,6 +175,8 @@ def create_app(model, limits=ServingLimits(), model_id=None):
     routes = [Route("/predict", predict, methods=["POST"]), Route("/health", health), Route("/metadata", describe),
               Route("/metrics", metrics.endpoint)]
     routes += embedding_routes(model, batcher, limits, model_id or metadata["task"])
+    schema = openapi_schema(metadata["task"], limits, hidden=metadata["backbone"]["hidden_dim"])
+    routes.append(Route("/openapi.json", lambda request: JSONResponse(schema)))
     metrics.routes = {route.path for route in routes}
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
