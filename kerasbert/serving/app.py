@@ -1,6 +1,6 @@
 """The starlette app behind `kerasbert serve`: POST /predict, GET /health, GET /metadata, GET /metrics (Prometheus:
-`kerasbert.serving.metrics`), GET /openapi.json (`kerasbert.serving.openapi`) and, for a text encoder or a reranker, TEI's and OpenAI's routes
-(`kerasbert.serving.embedding_routes`).
+`kerasbert.serving.metrics`), GET /openapi.json (`kerasbert.serving.openapi`) and, for a text encoder or a
+reranker, TEI's and OpenAI's routes (`kerasbert.serving.embedding_routes`).
 
 `POST /predict` takes a JSON list of inputs, or `{"inputs": [...]}`: texts (`["a lovely film"]`), text
 pairs (`[["question", "answer"]]`), or objects with the model's columns (`[{"question": ..., "context":
