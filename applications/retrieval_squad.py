@@ -14,8 +14,9 @@ Run: `.venv/bin/python applications/retrieval_squad.py [dev-v1.1.json]`.
 
 from recipe_tools import SHARED_DATA, Phases, data_argument  # first: it quiets TensorFlow's log
 
+import time
+
 import bm25s
-import numpy as np
 import pandas as pd
 
 import kerasbert as kb
@@ -85,9 +86,13 @@ def main(path):
     encoder.fit(pd.DataFrame({"anchor": pairs["question"], "positive": pairs["context"]}), epochs=1, batch_size=32,
                 verbose=2)
     phases.mark("encoder training")
+    start = time.perf_counter()
     index = kb.retrieval.ExactIndex(encoder.backbone.hidden_dim).add(encoder.encode(list(corpus.values()),
                                                                                     verbose=0), ids=list(corpus))
+    encoded = time.perf_counter()
     run = kb.retrieval.retrieve(encoder, queries, index, top_k=100)
+    speed = (f"{len(corpus) / (encoded - start):.1f} paragraphs/s encoded, "
+             f"{len(queries) / (time.perf_counter() - encoded):.1f} questions/s encoded and searched (top 100)")
     rows[f"fine-tuned ({TRAIN_QUESTIONS} pairs, MNRL)"] = kb.metrics.retrieval_scores(run, qrels, METRICS)
     phases.mark("fine-tuned evaluation")
     reranker = kb.BertCrossEncoder.from_preset("all_minilm_l6_v2_en", sequence_length=256)
@@ -103,6 +108,7 @@ def main(path):
     phases.mark("reranking")
     table = pd.DataFrame(rows).T[list(METRICS)]
     print(table.to_markdown(floatfmt=".3f"))
+    print(speed)
     print(phases)
 
 

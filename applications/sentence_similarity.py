@@ -1,5 +1,6 @@
 """Sentence embeddings with the real all-MiniLM-L6-v2 (`BertTextEncoder`): nearest neighbours of a few
-sentences, then STS-B dev scored with no training at all (cosine similarity against the gold 0-5 score).
+sentences, then STS-B dev scored with no training at all (cosine similarity against the gold 0-5 score), then
+after one epoch of CoSENT fine-tuning on STS-B train (5,749 scored pairs, batch 16, the default AdamW rate).
 
 Run: `.venv/bin/python applications/sentence_similarity.py`. The encoder pools as the checkpoint's
 sentence-transformers files say (mean over real tokens, L2-normalised, at most 256 word pieces). STS-B dev is
@@ -44,6 +45,14 @@ def main():
     pearson, spearman = kb.metrics.pearson(dev["label"], cosine), kb.metrics.spearman(dev["label"], cosine)
     print(f"\nSTS-B dev ({len(dev):,} pairs), no training: cosine Pearson {pearson:.4f}, Spearman {spearman:.4f} "
           f"({phases})")
+    train = kb.data.load_glue_tsv(path.with_name("train.tsv"), "STS-B")
+    scored = {split: frame.rename(columns={"label": "score"})[["text", "text_pair", "score"]]
+              for split, frame in (("train", train), ("dev", dev))}
+    encoder.fit(scored["train"], epochs=1, batch_size=16, loss="cosent", verbose=2)
+    phases.mark("CoSENT fine-tuning")
+    tuned = encoder.evaluate(scored["dev"], verbose=0)
+    print(f"STS-B dev after CoSENT on train ({len(train):,} pairs, 1 epoch): cosine Pearson {tuned['pearson']:.4f}, "
+          f"Spearman {tuned['spearman']:.4f} ({phases})")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ embeddings API, for a `BertTextEncoder`, and TEI's reranking for a `BertCrossEnc
   `[{"index", "score"(, "text")}]`, best first.
 - `POST /` (TEI's route for its clients, e.g. `huggingface_hub.InferenceClient(base_url).feature_extraction`):
   `/embed` for an encoder, `/rerank` for a reranker. `GET /info` (TEI): the model and the server's limits.
+- `POST /tokenize` (TEI): `{"inputs": text or [texts], "add_special_tokens": true}` -> per text, its tokens
+  `{"id", "text", "special", "start", "stop"}` (`start`/`stop`: character offsets into the text; none for
+  `[CLS]` and `[SEP]`).
 
 A text longer than the model's tokens is an error (413) unless `truncate` is true, as TEI; OpenAI requests are
 truncated. Errors are `{"error", "error_type"}` (TEI) or `{"error": {"message", "type", "param", "code"}}` (OpenAI).
@@ -126,6 +129,22 @@ def embedding_routes(model, batcher, limits, model_id):
         return [{"index": int(i), "score": float(scores[i]), **({"text": texts[i]} if with_text else {})}
                 for i in np.argsort(-scores, kind="stable")]
 
+    async def tokenize(body):
+        texts = texts_of(body.get("inputs"), "inputs", limits)
+        special = option(body, "add_special_tokens", bool, True)
+        tokenizer = model.tokenizer
+        ids, starts, ends = (part.to_list() for part in tokenizer.tokenize_with_offsets(texts))
+
+        def marker(token_id):
+            return {"id": token_id, "text": tokenizer.id_to_token(token_id), "special": True, "start": None,
+                    "stop": None}
+
+        return [([marker(tokenizer.cls_token_id)] if special else [])
+                + [{"id": i, "text": text[a:b], "special": False, "start": a, "stop": b}
+                   for i, a, b in zip(row_ids, row_starts, row_ends)]
+                + ([marker(tokenizer.sep_token_id)] if special else [])
+                for text, row_ids, row_starts, row_ends in zip(texts, ids, starts, ends)]
+
     def info():
         kind = ({"embedding": {"pooling": model.pooling}} if task == "BertTextEncoder" else
                 {"reranker": {"id2label": {"0": "LABEL_0"}, "label2id": {"LABEL_0": 0}}})
@@ -149,7 +168,8 @@ def embedding_routes(model, batcher, limits, model_id):
                 return error_response(RouteError(422, " ".join(str(error).split())), openai)
         return route
 
-    routes = [Route("/info", lambda request: JSONResponse(info()))]
+    routes = [Route("/info", lambda request: JSONResponse(info())),
+              Route("/tokenize", answer(tokenize), methods=["POST"])]
     if task == "BertTextEncoder":
         routes += [Route("/embed", answer(embed), methods=["POST"]),
                    Route("/v1/embeddings", answer(openai_embeddings, openai=True), methods=["POST"]),

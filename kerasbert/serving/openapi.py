@@ -32,6 +32,13 @@ def openapi_schema(task, limits, hidden=None):
     }
     if task in ("BertTextEncoder", "BertCrossEncoder"):
         paths["/info"] = get("TEI's model and server description.", {"type": "object", "required": ["model_id"]})
+        token = {"type": "object", "required": ["id", "text", "special", "start", "stop"],
+                 "properties": {"id": {"type": "integer"}, "text": {"type": "string"}, "special": {"type": "boolean"},
+                                "start": {"type": ["integer", "null"]}, "stop": {"type": ["integer", "null"]}}}
+        paths["/tokenize"] = post("TEI: the tokens of each text, with their character offsets.", {
+            "type": "object", "required": ["inputs"],
+            "properties": {"inputs": one_or_many, "add_special_tokens": {"type": "boolean"}}},
+            {"type": "array", "items": {"type": "array", "items": token}}, "TeiError")
     if task == "BertTextEncoder":
         dimensions = {"type": ["integer", "null"], "minimum": 1}
         embed = post("TEI: the vectors of the inputs.", {

@@ -60,6 +60,11 @@ def test_tei_embed_takes_its_options(encoder, served_encoder):
     assert refused.status_code == 413 and "must have less than 32 tokens. Given: 42" in refused.json()["error"]
     cut_text = httpx.post(f"{served_encoder}/embed", json={"inputs": [long_text], "truncate": True}).json()
     np.testing.assert_allclose(cut_text, encoder.encode([long_text], verbose=0), atol=1e-5)
+    tokens = httpx.post(f"{served_encoder}/tokenize", json={"inputs": "Ångström is naïve!"}).json()
+    assert [(t["text"], t["special"], t["start"]) for t in tokens[0]] == [
+        ("[CLS]", True, None), ("Ång", False, 0), ("ström", False, 3), ("is", False, 9), ("naïve", False, 12),
+        ("!", False, 17), ("[SEP]", True, None)]
+    assert [t["id"] for t in tokens[0][1:-1]] == encoder.tokenizer(["Ångström is naïve!"]).to_list()[0]
     info = httpx.get(f"{served_encoder}/info").json()
     assert info["model_type"] == {"embedding": {"pooling": "mean"}} and info["max_input_length"] == 32
 
