@@ -35,7 +35,7 @@ COMMON = textwrap.dedent("""
 
     def classifier(**backbone):
         keras.utils.set_random_seed(0)
-        config = dict(vocabulary_size=30522, num_layers=2, num_heads=2, hidden_dim=32, intermediate_dim=64,
+        config = dict(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=32, intermediate_dim=64,
                       max_sequence_length=64, dropout=0.0, attention_dropout=0.0)
         return kb.BertClassifier(kb.BertBackbone(**{**config, **backbone}), PRE, num_classes=2, dropout=0.0)
 
