@@ -113,8 +113,9 @@ def tiny_classifier_file(tiny_preset, uci_reviews, tmp_path_factory):
 class FreshPython:
     """Runs a script as `python -c script` would, in an interpreter whose only history is `imports`: a
     child forked from a server (tests/fresh_python_server.py, one per pytest worker and list of imports) that
-    imported them once. The reload tests pay the imports once instead of once per script; a failing script
-    fails the test with its stderr.
+    imported them once. The reload tests pay the imports once instead of once per script; a script that ends
+    with another exit code than `returncode` (0 unless told, e.g. -9 for one that SIGKILLs itself) fails the
+    test with its stderr.
 
     Example:
         ran = fresh_python("import keras; print(keras.saving.load_model(path).predict(['Hi']))")
@@ -125,7 +126,7 @@ class FreshPython:
     def __init__(self, folder):
         self.folder, self.servers, self.runs = folder, {}, 0
 
-    def __call__(self, script, imports=("kerasbert",), env=None, timeout=600):
+    def __call__(self, script, imports=("kerasbert",), env=None, timeout=600, returncode=0):
         server = self.server(tuple(imports), tuple(sorted((env or {}).items())))
         self.runs += 1
         stdout, stderr = self.folder / f"{self.runs}.out", self.folder / f"{self.runs}.err"
@@ -139,7 +140,8 @@ class FreshPython:
         assert reply, f"the fresh-python server for {imports} stopped (exit code {server.poll()})"
         ran = subprocess.CompletedProcess(["python", "-c", script], json.loads(reply)["returncode"],
                                           stdout.read_text(), stderr.read_text())
-        assert ran.returncode == 0, f"the script failed (exit code {ran.returncode}):\n{ran.stderr[-4000:]}"
+        assert ran.returncode == returncode, (f"the script ended with exit code {ran.returncode}, not {returncode}:\n"
+                                              f"{ran.stderr[-4000:]}")
         return ran
 
     def server(self, imports, env):

@@ -25,12 +25,18 @@ def task_data(uci_reviews):
     return {"sentiment": reviews, "similarity": similarity, "entities": entities}
 
 
+@pytest.fixture(scope="module")
+def multitask(tiny_preset, task_data):
+    """The three tasks of `task_data` on the tiny preset (building one reads every task's data: seconds). The tests
+    sharing it only read it, check errors raised before any work, or compare weights before and after their own fit."""
+    return BertMultiTask.from_preset(tiny_preset, sequence_length=64, tasks=task_data)
+
+
 def weights_of(layer):
     return [np.array(weight) for weight in layer.weights]
 
 
-def test_tasks_are_read_from_their_data(tiny_preset, task_data):
-    multitask = BertMultiTask.from_preset(tiny_preset, sequence_length=64, tasks=task_data)
+def test_tasks_are_read_from_their_data(multitask, task_data):
     sentiment, similarity, entities = (multitask.task(name) for name in task_data)
     assert sentiment.class_names == ["negative", "positive"] and sentiment.uses_pairs is False
     assert similarity.problem_type == "regression" and similarity.uses_pairs is True
@@ -49,8 +55,7 @@ def test_proportional_mixing_holds_each_task_once_per_epoch():
 
 
 @pytest.mark.all_backends
-def test_a_batch_trains_only_its_own_head(tiny_preset, task_data):
-    multitask = BertMultiTask.from_preset(tiny_preset, sequence_length=64, tasks=task_data)
+def test_a_batch_trains_only_its_own_head(multitask, task_data):
     before = {name: weights_of(multitask.task(name).head) for name in task_data}
     encoder_before = weights_of(multitask.backbone)
     multitask.fit({"sentiment": task_data["sentiment"], "entities": task_data["entities"]}, epochs=1, batch_size=24,
@@ -104,8 +109,7 @@ def test_one_file_reloads_every_head(tiny_preset, task_data, tmp_path, fresh_pyt
     np.testing.assert_array_equal(np.load(tmp_path / "r.npy"), expected[1])
 
 
-def test_bad_input_is_named(tiny_preset, task_data):
-    multitask = BertMultiTask.from_preset(tiny_preset, sequence_length=64, tasks=task_data)
+def test_bad_input_is_named(tiny_preset, multitask, task_data):
     with pytest.raises(ValueError, match=r"Unknown task\(s\) \['sentimnet'\]"):
         multitask.fit({"sentimnet": task_data["sentiment"]})
     with pytest.raises(ValueError, match="mixing must be 'proportional' or a dict"):

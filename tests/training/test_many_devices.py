@@ -35,7 +35,7 @@ COMMON = textwrap.dedent("""
 
     def classifier(**backbone):
         keras.utils.set_random_seed(0)
-        config = dict(vocabulary_size=30522, num_layers=2, num_heads=2, hidden_dim=32, intermediate_dim=64,
+        config = dict(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=32, intermediate_dim=64,
                       max_sequence_length=64, dropout=0.0, attention_dropout=0.0)
         return kb.BertClassifier(kb.BertBackbone(**{**config, **backbone}), PRE, num_classes=2, dropout=0.0)
 
@@ -49,9 +49,15 @@ COMMON = textwrap.dedent("""
 """)
 
 
-def run_in_fresh_process(script, tmp_path, prelude="", **env):
-    """Run prelude + COMMON + script with `env`; return the JSON it leaves in RESULTS."""
+def run_in_fresh_process(script, tmp_path, prelude="", fresh_python=None, **env):
+    """Run prelude + COMMON + script with `env`; return the JSON it leaves in RESULTS. With `fresh_python`
+    (TensorFlow only), in a child of its TensorFlow-backend kerasbert server, the prelude setting `sys.argv`."""
     script = textwrap.dedent(prelude) + COMMON + textwrap.dedent(script) + "\njson.dump(RESULTS, open(sys.argv[1] + '/results.json', 'w'))\n"
+    if fresh_python is not None:
+        if os.environ.get("KERAS_BACKEND", "tensorflow") != "tensorflow":
+            env = {"KERAS_BACKEND": "tensorflow", **env}
+        fresh_python(script, env=env or None)  # no env under `make test`: the reload tests' server
+        return json.loads((tmp_path / "results.json").read_text())
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=REPO, capture_output=True,
                           text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **env})
     assert done.returncode == 0, done.stderr[-4000:]
@@ -147,8 +153,12 @@ def test_jax_model_parallel_layout_shards_the_real_backbone_and_trains_alike(jax
     assert "made for another model" in foreign and "get_layout_map" in foreign
 
 
-def test_mirrored_strategy_takes_the_one_device_steps(tmp_path):
-    two_logical_cpus = """
+def test_mirrored_strategy_takes_the_one_device_steps(tmp_path, fresh_python):
+    # A child of the fresh_python server: it imported kerasbert (so TensorFlow) but started no TensorFlow
+    # runtime, so the devices can still be set, as in a new `python -c`.
+    two_logical_cpus = f"""
+        import sys
+        sys.argv = ["-c", {str(tmp_path)!r}]
         import tensorflow as tf
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -164,7 +174,7 @@ def test_mirrored_strategy_takes_the_one_device_steps(tmp_path):
             warnings.simplefilter("always")
             losses(two, REVIEWS.head(31))
         RESULTS["uneven"] = [str(w.message) for w in caught if "split evenly" in str(w.message)]
-    """, tmp_path, prelude=two_logical_cpus, KERAS_BACKEND="tensorflow")
+    """, tmp_path, prelude=two_logical_cpus, fresh_python=fresh_python)
     assert results["replicas"] == 2
     np.testing.assert_allclose(results["two"], results["one"], rtol=1e-5)
     assert results["one"][-1] < results["one"][0]
