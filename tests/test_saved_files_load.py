@@ -61,7 +61,8 @@ def test_a_file_saved_before_loads_and_predicts_as_then(name):
     ("pretrainer", {"columns": {"text": "body"}, "next_sentence": "sop",
                     "masking": MaskingConfig(selection_rate=0.2, mask_token_rate=0.7, random_token_rate=0.2,
                                              max_selections=5, strategy="whole_word", dynamic=False)}),
-    ("text_encoder", {"columns": {"text": "sentence"}, "pooling": "cls"}),
+    ("text_encoder", {"columns": {"text": "sentence", "anchor": "anchor", "positive": "positive", "negative": "negative",
+                                  "text_pair": "text_pair", "score": "score"}, "pooling": "cls"}),  # roles added since
     ("layer_mix", {"fine_tuning": "full", "layer_mix": True}),
     ("lora", {"fine_tuning": "lora", "layer_mix": False}),
 ])
