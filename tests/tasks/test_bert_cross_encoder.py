@@ -1,7 +1,7 @@
 """BertCrossEncoder: scores equal sentence-transformers' CrossEncoder.predict on the same weights (a CrossEncoder
 folder as sentence-transformers saves it: the real MiniLM with a seeded head), with either activation; `rank`
-orders as CrossEncoder.rank; listwise training raises accuracy on real text; on every backend the training losses
-are their definitions and fall; `.keras` and SavedModel give the same scores; bad input is named."""
+orders as CrossEncoder.rank; on every backend the training losses are their definitions and fall (what training
+gains on real data: applications/retrieval_squad.py); `.keras` and SavedModel give the same scores; bad input is named."""
 
 import json
 import textwrap
@@ -53,11 +53,6 @@ def test_scores_and_ranks_equal_sentence_transformers(cross_encoder_folder, revi
         ranked = reranker.rank(query, passages, top_k=4)
         assert ranked["corpus_index"].tolist() == [hit["corpus_id"] for hit in reference.rank(query, passages)][:4]
         assert ranked["rank"].tolist() == [1, 2, 3, 4] and ranked["passage"][0] == passages[ranked["corpus_index"][0]]
-    rows = listwise_rows(reviews[:16])  # and the real weights learn to find each review from its first words
-    before = reranker.evaluate(rows, verbose=0)
-    reranker.fit(rows, epochs=3, batch_size=8, learning_rate=1e-4, verbose=0)
-    after = reranker.evaluate(rows, verbose=0)
-    assert after["accuracy"] > before["accuracy"] + 0.1 and after["mrr@10"] > before["mrr@10"], (before, after)
 
 
 def listwise_rows(reviews):
