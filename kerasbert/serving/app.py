@@ -20,6 +20,7 @@ import dataclasses
 import json
 import time
 
+import numpy as np
 import pandas as pd
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -27,7 +28,7 @@ from starlette.routing import Route
 
 from kerasbert.doors import entered_through
 from kerasbert.json_records import records
-from kerasbert.serving.embedding_routes import embedding_routes
+from kerasbert.serving.embedding_routes import embedding_routes, token_counts
 from kerasbert.serving.metrics import MetricsMiddleware, ServerMetrics
 from kerasbert.serving.micro_batching import MicroBatcher
 from kerasbert.serving.openapi import openapi_schema
@@ -36,7 +37,8 @@ from kerasbert.serving.openapi import openapi_schema
 @dataclasses.dataclass(frozen=True)
 class ServingLimits:
     """Request limits and micro-batching: at most `max_inputs` per request and `max_chars` per text; batches
-    of at most `max_batch` rows, a request waiting at most `max_wait_ms` for others. The model predicts a
+    of at most `max_batch` rows and `max_batch_tokens` tokens (as TEI's `--max-batch-tokens`: long texts make
+smaller batches), a request waiting at most `max_wait_ms` for others. The model predicts a
     micro-batch in length-sorted batches of `model_batch` rows: short texts are not padded to the longest
     one of the micro-batch (on MiniLM over UCI reviews, 32 texts in batches of 8 ran 1.6x faster than in
     one batch of 32)."""
@@ -46,6 +48,7 @@ class ServingLimits:
     max_batch: int = 32
     max_wait_ms: float = 5.0
     model_batch: int = 8
+    max_batch_tokens: int = 16_384
 
 
 class BadRequest(Exception):
@@ -101,6 +104,14 @@ def renamed_fields(frame, columns, model_columns):
     return frame.rename(columns=renames)
 
 
+def frame_tokens(model, frame):
+    """The tokens a request's texts take, each text with its `[CLS]` and `[SEP]` and at most the model's length."""
+    texts = [value for column in frame.columns for value in frame[column] if isinstance(value, str)]
+    if not texts:
+        return 0
+    return int(np.minimum(token_counts(model, texts), model.sequence_length or np.inf).sum())
+
+
 def metadata_of(model, limits):
     import keras
     import tensorflow as tf
@@ -134,7 +145,8 @@ def create_app(model, limits=ServingLimits(), model_id=None):
             return model.predict(frame, batch_size=limits.model_batch, verbose=0)
 
     metrics = ServerMetrics(routes=())
-    batcher = MicroBatcher(predict_frame, limits.max_batch, limits.max_wait_ms, observe_batch=metrics.observe_batch)
+    batcher = MicroBatcher(predict_frame, limits.max_batch, limits.max_wait_ms, observe_batch=metrics.observe_batch,
+                           max_tokens=limits.max_batch_tokens, count_tokens=lambda frame: frame_tokens(model, frame))
     metadata = metadata_of(model, limits)
     started = time.time()
 

@@ -150,7 +150,7 @@ def embedding_routes(model, batcher, limits, model_id):
                 {"reranker": {"id2label": {"0": "LABEL_0"}, "label2id": {"LABEL_0": 0}}})
         return {"model_id": model_id, "model_sha": None, "model_dtype": model.dtype_policy.compute_dtype,
                 "model_type": kind, "max_concurrent_requests": limits.max_inputs,
-                "max_input_length": model.sequence_length, "max_batch_tokens": limits.max_batch * model.sequence_length,
+                "max_input_length": model.sequence_length, "max_batch_tokens": limits.max_batch_tokens,
                 "max_client_batch_size": limits.max_inputs, "tokenization_workers": 1, "version": "kerasbert"}
 
     def answer(handler, openai=False):

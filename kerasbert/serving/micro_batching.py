@@ -1,6 +1,8 @@
 """Micro-batching: requests that arrive together are predicted in one batch.
 
-A batch holds at most `max_batch` rows. When the model is idle, a request waits at most `max_wait_ms` for
+A batch holds at most `max_batch` rows and, with `max_tokens` (and `count_tokens`, a request's tokens), at most
+that many tokens: a request that would pass the budget starts the next batch (one request larger than the budget
+runs alone). When the model is idle, a request waits at most `max_wait_ms` for
 others to join it; while the model works (in one worker thread), the next batch gathers until it is free.
 A batch that fails is predicted request by request, so that one bad request gets its error and the others
 their answers.
@@ -17,12 +19,15 @@ import pandas as pd
 
 
 class MicroBatcher:
-    """Gather `predict(frame)` calls into batches of up to `max_batch` rows (see the module docstring)."""
+    """Gather `predict(frame)` calls into batches of up to `max_batch` rows and `max_tokens` tokens (see the
+    module docstring)."""
 
-    def __init__(self, predict_frame, max_batch=32, max_wait_ms=5.0, observe_batch=None):
+    def __init__(self, predict_frame, max_batch=32, max_wait_ms=5.0, observe_batch=None, max_tokens=None,
+                 count_tokens=None):
         self.predict_frame = predict_frame
         self.observe_batch = observe_batch  # called with (rows, each request's wait in seconds) as a batch starts
-        self.max_batch = max_batch
+        self.max_batch, self.max_tokens, self.count_tokens = max_batch, max_tokens, count_tokens
+        self.held = None  # a request taken from the queue that did not fit the token budget: it starts the next batch
         self.max_wait = max_wait_ms / 1000
         self.queue = None
         self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kerasbert-predict")
@@ -34,7 +39,8 @@ class MicroBatcher:
             raise RuntimeError("The batcher is not running: start it with `await batcher.run()` in a task.")
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
-        await self.queue.put((frame, answer, loop.time()))
+        tokens = self.count_tokens(frame) if self.max_tokens is not None else 0
+        await self.queue.put((frame, answer, loop.time(), tokens))
         return await answer
 
     async def run(self):
@@ -51,8 +57,9 @@ class MicroBatcher:
         So the model never idles while requests wait, and requests that come during a prediction share
         the next one."""
         loop = asyncio.get_running_loop()
-        requests = [await self.queue.get()]
-        rows = len(requests[0][0])
+        requests = [self.held or await self.queue.get()]
+        self.held = None
+        rows, tokens = len(requests[0][0]), requests[0][3]
         deadline = loop.time() + self.max_wait
         getter = None
         try:
@@ -66,15 +73,22 @@ class MicroBatcher:
                 done, _ = await asyncio.wait(waiting, timeout=None if busy else remaining,
                                              return_when=asyncio.FIRST_COMPLETED)
                 if getter in done:
-                    requests.append(getter.result())
-                    rows += len(requests[-1][0])
-                    getter = None
+                    request, getter = getter.result(), None
+                    if self.max_tokens is not None and tokens + request[3] > self.max_tokens:
+                        self.held = request
+                        break
+                    requests.append(request)
+                    rows, tokens = rows + len(request[0]), tokens + request[3]
                 elif not busy:  # the wait timed out
                     break
         finally:
             if getter is not None:
                 if getter.done() and not getter.cancelled():
-                    requests.append(getter.result())
+                    request = getter.result()
+                    if self.max_tokens is not None and tokens + request[3] > self.max_tokens:
+                        self.held = request
+                    else:
+                        requests.append(request)
                 else:
                     getter.cancel()
         return requests
@@ -83,7 +97,8 @@ class MicroBatcher:
         loop = asyncio.get_running_loop()
         frames = [frame for frame, *_ in requests]
         if self.observe_batch is not None:
-            self.observe_batch(sum(len(frame) for frame in frames), [loop.time() - queued for *_, queued in requests])
+            waits = [loop.time() - queued for _, _, queued, _ in requests]
+            self.observe_batch(sum(len(frame) for frame in frames), waits)
         try:
             combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             predictions = await loop.run_in_executor(self.worker, self.predict_frame, combined)
@@ -97,7 +112,7 @@ class MicroBatcher:
             return
         self.batches += 1
         start = 0
-        for frame, answer, _ in requests:
+        for frame, answer, *_ in requests:
             if not answer.done():
                 answer.set_result(predictions.iloc[start:start + len(frame)].reset_index(drop=True))
             start += len(frame)

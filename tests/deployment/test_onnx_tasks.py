@@ -7,16 +7,12 @@ torch run (the trace runs in process there); tests/deployment/test_onnx_from_ten
 """
 
 import os
-import socket
-import threading
-import time
 
 import click
 import httpx
 import keras
 import numpy as np
 import pytest
-import uvicorn
 
 from kerasbert.cli.serve_command import served_model
 from kerasbert.deployment.onnx_runtime import OnnxTask, load_onnx_task
@@ -99,12 +95,12 @@ def test_int8_onnx_of_real_minilm_weights_keeps_the_float_predictions(uci_review
     np.testing.assert_array_equal(got.argmax(-1), expected.argmax(-1))
 
 
-def test_serve_runtime_onnx_answers_as_the_keras_model(classifier_and_folder, uci_reviews):
+def test_serve_runtime_onnx_answers_as_the_keras_model(classifier_and_folder, uci_reviews, serve_in_thread):
     classifier, folder = classifier_and_folder
     texts = uci_reviews[1]["text"].tolist()[:5]
     expected = classifier.predict(texts, verbose=0)
     with served_model(str(folder), "onnx", None) as model:  # `kerasbert serve FOLDER --runtime onnx`
-        with running_server(create_app(model, ServingLimits(max_batch=4, max_wait_ms=5))) as url:
+        with serve_in_thread(create_app(model, ServingLimits(max_batch=4, max_wait_ms=5))) as url:
             predictions = httpx.post(f"{url}/predict", json=texts, timeout=60).json()["predictions"]
             metadata = httpx.get(f"{url}/metadata").json()
     assert [row["label"] for row in predictions] == expected["label"].tolist()
@@ -120,26 +116,3 @@ def test_serve_options_that_do_not_fit_the_model_are_named(classifier_and_folder
     with pytest.raises(click.BadParameter, match="--quantize int8 exports a .keras file with --runtime onnx"):
         with served_model(str(tiny_classifier_file), None, "int8"):
             pass
-
-
-class running_server:
-    """A uvicorn server of `app` in a thread, on a free loopback port; the context gives its URL."""
-
-    def __init__(self, app):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error"))
-
-    def __enter__(self):
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.time() + 60
-        while not self.server.started:
-            assert time.time() < deadline and self.thread.is_alive(), "the server did not start"
-            time.sleep(0.05)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *error):
-        self.server.should_exit = True
-        self.thread.join(10)
