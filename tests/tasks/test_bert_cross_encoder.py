@@ -66,18 +66,27 @@ def log_sum_exp(x):
     return np.log(np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1)) + x.max(axis=1)
 
 
-@pytest.mark.all_backends
-def test_training_losses_are_their_definitions_and_fall(tiny_preset, reviews):
-    """One batch of 8 real rows, 6 steps: the first step's loss is the listwise (softmax) or pointwise (binary)
-    cross-entropy of the model's own logits, computed in numpy, and the loss falls."""
+def untrained_tiny_reranker(tiny_preset):
     keras.utils.set_random_seed(0)  # the head's initial weights
-    reranker = BertCrossEncoder.from_preset(tiny_preset, dropout=0.0,
-                                            backbone_overrides={"dropout": 0.0, "attention_dropout": 0.0})
+    return BertCrossEncoder.from_preset(tiny_preset, dropout=0.0,
+                                        backbone_overrides={"dropout": 0.0, "attention_dropout": 0.0})
+
+
+@pytest.mark.all_backends
+def test_listwise_loss_is_its_definition_and_falls(tiny_preset, reviews):
+    """One batch of 8 real rows, 6 steps: the first step's loss is the softmax cross-entropy of each query's positive
+    among its passages, from the model's own logits in numpy, and the loss falls."""
+    reranker = untrained_tiny_reranker(tiny_preset)
     rows = listwise_rows(reviews[:8])
     logits, _ = reranker.predict_outputs(rows, with_labels=True, verbose=0)  # [8 queries, 3 passages]
     expected = np.mean(log_sum_exp(logits) - logits[:, 0])
     losses = reranker.fit(rows, epochs=6, batch_size=8, learning_rate=5e-2, verbose=0).history["loss"]
     assert losses[0] == pytest.approx(expected, abs=1e-5) and losses[-1] < losses[0], losses
+
+
+def test_pointwise_loss_is_binary_cross_entropy_and_falls(tiny_preset, reviews):
+    reranker = untrained_tiny_reranker(tiny_preset)
+    rows = listwise_rows(reviews[:8])
     pointwise = pd.DataFrame({"query": list(rows["query"]) * 2, "passage": list(rows["positive"]) + reviews[8:16],
                               "label": [1.0] * 8 + [0.0] * 8})
     logits = reranker.predict_outputs(pointwise, with_labels=True, verbose=0)[0][:, 0]
