@@ -10,10 +10,13 @@ target at 32 clients is texts/s >= 80% of it. The machine header (CPU, flags, ma
 
 `--runtimes keras keras-int8 onnx-int8` serves the same model as each runtime in turn (Keras float32, Keras
 int8 `quantize("int8")`, ONNX Runtime int8 through `serve --runtime onnx --quantize int8`), one table.
+`--routes embed v1/embeddings` loads a text encoder (all-MiniLM-L6-v2 as `BertTextEncoder`, without MODEL)
+through TEI's `/embed` and OpenAI's `/v1/embeddings` instead of `/predict` (one text per request as well), against
+in-process `predict` (what `encode` runs) on the same texts.
 
 Run:
     .venv/bin/python benchmarks/serve_load.py [MODEL.keras] [--seconds 20] [--clients 1 8 32]
-        [--runtimes keras keras-int8 onnx-int8]
+        [--runtimes keras keras-int8 onnx-int8] [--routes predict | --routes embed v1/embeddings]
 Without MODEL, all_minilm_l6_v2_en is fine-tuned for one epoch on 256 UCI reviews first (runs/serve_load.keras).
 """
 
@@ -54,9 +57,19 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def default_model():
+REQUESTS = {"predict": lambda text: [text], "embed": lambda text: {"inputs": [text]},
+            "v1/embeddings": lambda text: {"input": [text], "model": "minilm"}}
+
+
+def default_model(routes):
     import kerasbert as kb
 
+    if routes != ["predict"]:
+        path = REPO / "runs" / "serve_load_encoder.keras"
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            kb.BertTextEncoder.from_preset("all_minilm_l6_v2_en", sequence_length=128).save(path)
+        return path
     path = REPO / "runs" / "serve_load.keras"
     if not path.exists():
         train = kb.data.load_dataset("uci_sentiment", "train").sample(256, random_state=0)[["text", "label"]]
@@ -67,8 +80,9 @@ def default_model():
     return path
 
 
-async def load(url, texts, clients, seconds):
-    """Latencies (s) of successful requests and the error count, `clients` posting in a loop for `seconds`."""
+async def load(url, texts, clients, seconds, route="predict"):
+    """Latencies (s) of successful requests and the error count, `clients` posting one text each to `route` in a
+    loop for `seconds`."""
     latencies, errors = [], 0
     stop = time.perf_counter() + seconds
 
@@ -78,7 +92,7 @@ async def load(url, texts, clients, seconds):
             index = offset
             while time.perf_counter() < stop:
                 started = time.perf_counter()
-                answer = await session.post(f"{url}/predict", json=[texts[index % len(texts)]])
+                answer = await session.post(f"{url}/{route}", json=REQUESTS[route](texts[index % len(texts)]))
                 if answer.status_code == 200:
                     latencies.append(time.perf_counter() - started)
                 else:
@@ -130,7 +144,7 @@ def serve_arguments(runtime, model_path):
 
 
 def served_load(runtime, model_path, texts, args):
-    """Table rows (one per client count) and the server's memory at start and end, for one runtime."""
+    """Table rows (one per route and client count) and the server's memory at start and end, for one runtime."""
     port = free_port()
     server = subprocess.Popen([str(COMMAND), "serve", *serve_arguments(runtime, model_path), "--port", str(port),
                                "--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
@@ -147,16 +161,17 @@ def served_load(runtime, model_path, texts, args):
                     raise RuntimeError(f"kerasbert serve ({runtime}) exited with {server.returncode}") from None
                 time.sleep(0.5)
         memory_at_start = resident_mib(server.pid)
-        asyncio.run(load(url, texts, max(args.clients), 3))  # warm-up: trace the batch shapes, not counted
         rows = []
-        for clients in args.clients:
-            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
-            latencies, errors = asyncio.run(load(url, texts, clients, args.seconds))
-            server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
-            rate = len(latencies) / args.seconds
-            rows.append([runtime, clients, f"{rate:.1f}", f"{rate:.1f}", f"{1000 * np.percentile(latencies, 50):.0f}",
-                         f"{1000 * np.percentile(latencies, 99):.0f}", errors, f"{server_cpu / args.seconds:.2f}",
-                         f"{client_cpu / args.seconds:.2f}"])
+        for route in args.routes:
+            asyncio.run(load(url, texts, max(args.clients), 3, route))  # warm-up: trace the batch shapes, not counted
+            for clients in args.clients:
+                server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
+                latencies, errors = asyncio.run(load(url, texts, clients, args.seconds, route))
+                server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
+                rate = len(latencies) / args.seconds
+                rows.append([runtime, f"/{route}", clients, f"{rate:.1f}", f"{rate:.1f}",
+                             f"{1000 * np.percentile(latencies, 50):.0f}", f"{1000 * np.percentile(latencies, 99):.0f}",
+                             errors, f"{server_cpu / args.seconds:.2f}", f"{client_cpu / args.seconds:.2f}"])
         memory = (memory_at_start, resident_mib(server.pid))
     finally:
         server.terminate()
@@ -171,6 +186,7 @@ def main():
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--runtimes", nargs="+", default=["keras"],
                         choices=["keras", "keras-int8", "onnx", "onnx-int8"])
+    parser.add_argument("--routes", nargs="+", default=["predict"], choices=list(REQUESTS))
     parser.add_argument("--max-batch", type=int, default=32)
     parser.add_argument("--max-wait-ms", type=float, default=5)
     parser.add_argument("--model-batch", type=int, default=8)
@@ -181,7 +197,7 @@ def main():
     import kerasbert as kb
 
     texts = kb.data.load_dataset("uci_sentiment", "test")["text"].tolist()
-    model_path = Path(args.model) if args.model else default_model()
+    model_path = Path(args.model) if args.model else default_model(args.routes)
     rows, memories = [], {}
     for runtime in args.runtimes:
         runtime_rows, memories[runtime] = served_load(runtime, model_path, texts, args)
@@ -190,17 +206,18 @@ def main():
     print(f"\n## kerasbert serve under load ({model_path.name}, one UCI review per request, {args.seconds:.0f} s each, "
           f"micro-batches of <= {args.max_batch} rows, <= {args.max_wait_ms} ms wait, model batches of "
           f"{args.model_batch})\n")
-    print(markdown_table(["runtime", "clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors", "server cores",
-                          "client cores"], rows))
+    print(markdown_table(["runtime", "route", "clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors",
+                          "server cores", "client cores"], rows))
     for runtime, (start, end) in memories.items():
         print(f"\n{runtime} server resident memory: {start:.0f} MiB at start, {end:.0f} MiB at end")
     print(f"in-process predict (keras float32): {whole:.1f} texts/s in one call (all {len(texts)} texts, "
           f"length-sorted batches of {args.max_batch}), {chunked:.1f} texts/s in calls of {args.max_batch} texts in "
           f"order (model batches of {args.model_batch})")
     for runtime in args.runtimes:
-        best = float(next(row for row in reversed(rows) if row[0] == runtime)[3])
-        print(f"{runtime} served at {args.clients[-1]} clients: {best:.1f} texts/s = {best / whole:.0%} of the one "
-              f"call, {best / chunked:.0%} of the calls of {args.max_batch}")
+        for route in args.routes:
+            best = float(next(row for row in reversed(rows) if row[:2] == [runtime, f"/{route}"])[4])
+            print(f"{runtime} /{route} at {args.clients[-1]} clients: {best:.1f} texts/s = {best / whole:.0%} of the "
+                  f"one call, {best / chunked:.0%} of the calls of {args.max_batch}")
 
 
 if __name__ == "__main__":
