@@ -14,7 +14,7 @@ from kerasbert.tasks import BertTextEncoder
 LIMITS = ServingLimits(max_inputs=4, max_chars=300)
 
 
-FUZZING = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+FUZZING = settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
                    database=None)
 
 

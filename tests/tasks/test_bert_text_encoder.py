@@ -88,18 +88,21 @@ def test_pooling_over_real_tokens_only(mode):
     np.testing.assert_allclose(pooled, expected, rtol=1e-6, atol=1e-6)
 
 
-def test_saved_encoder_takes_raw_text(minilm_encoder, tmp_path, fresh_python):
+def test_saved_encoder_takes_raw_text(tiny_preset, tmp_path, fresh_python):
+    """Pooling and normalisation other than the defaults survive the file and the export."""
+    encoder = BertTextEncoder.from_preset(tiny_preset, pooling="max", normalize=True)
     texts = ["A wonderful, moving film.", ""]
-    expected = minilm_encoder.encode(texts, verbose=0)
-    minilm_encoder.save(tmp_path / "encoder.keras")
+    expected = encoder.encode(texts, verbose=0)
+    encoder.save(tmp_path / "encoder.keras")
     script = textwrap.dedent(f"""
         import keras, numpy as np, kerasbert
         encoder = keras.saving.load_model({str(tmp_path / "encoder.keras")!r}, safe_mode=True)
+        assert (encoder.pooling, encoder.normalize) == ("max", True)
         np.save({str(tmp_path / "v.npy")!r}, encoder.encode({texts!r}, verbose=0))
     """)
     fresh_python(script)
     np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), expected)
-    minilm_encoder.export(tmp_path / "saved")
+    encoder.export(tmp_path / "saved")
     served = tf.saved_model.load(str(tmp_path / "saved")).signatures["serve"](text=tf.constant(texts))
     np.testing.assert_allclose(served["embedding"].numpy(), expected, atol=1e-6)
 

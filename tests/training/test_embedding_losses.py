@@ -1,5 +1,5 @@
-"""The embedding losses equal sentence-transformers' on the same embeddings (every backend) and, through the real
-all-MiniLM-L6-v2, on the same weights and texts (kerasbert's encoder against the SentenceTransformer model)."""
+"""The embedding losses equal sentence-transformers' on the same embeddings (every backend); through the real
+all-MiniLM-L6-v2, on the same weights and texts, in tests/tasks/test_text_encoder_training.py."""
 
 import numpy as np
 import pytest
@@ -83,30 +83,3 @@ def test_matryoshka_sums_the_loss_of_each_renormalised_prefix(batch):
         matryoshka_loss(cosent_loss, [ops.convert_to_tensor(a)], (8, 4), (1.0,), scores=scores)
     with pytest.raises(ValueError, match="must lie in 1..47|must lie in 1..48"):
         matryoshka_loss(cosent_loss, [ops.convert_to_tensor(a)], (400,), scores=scores)
-
-
-def test_losses_through_the_real_model_equal_sentence_transformers(minilm_path):
-    """Real text, the real weights: sentence-transformers' loss forward (its model embeds the texts) against
-    kerasbert's loss on BertTextEncoder's vectors; Matryoshka over the model's own forward too."""
-    from sentence_transformers import SentenceTransformer
-
-    from kerasbert.data.shipped import load_dataset
-    from kerasbert.tasks import BertTextEncoder
-
-    reviews = load_dataset("uci_sentiment", "test")["text"].tolist()
-    first, second = reviews[:12], reviews[12:24]
-    scores = np.linspace(0, 1, 12, dtype=np.float32)[::-1].copy()
-    model = SentenceTransformer(str(minilm_path), device="cpu")
-    features = [model.tokenize(first), model.tokenize(second)]
-    encoder = BertTextEncoder.from_preset(str(minilm_path))
-    embeddings = [encoder.encode(first, verbose=0), encoder.encode(second, verbose=0)]
-
-    with torch.no_grad():
-        mnrl = float(st_losses.MultipleNegativesRankingLoss(model)(features, None))
-        cosent = float(st_losses.CoSENTLoss(model)(features, torch.tensor(scores)))
-        matryoshka = float(st_losses.MatryoshkaLoss(model, st_losses.CoSENTLoss(model), [384, 256, 128, 64])(
-            features, torch.tensor(scores)))
-    assert ours(multiple_negatives_ranking_loss, *embeddings) == pytest.approx(mnrl, abs=1e-5)
-    assert ours(cosent_loss, *embeddings, scores=scores) == pytest.approx(cosent, abs=1e-5)
-    assert ours(lambda *x, **kw: matryoshka_loss(cosent_loss, list(x), (384, 256, 128, 64), **kw), *embeddings,
-                scores=scores) == pytest.approx(matryoshka, abs=1e-5)
