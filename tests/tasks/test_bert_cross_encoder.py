@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 from kerasbert.data.shipped import load_dataset
+from kerasbert.presets.sentence_transformers_format import read_cross_encoder_activation
 from kerasbert.tasks import BertCrossEncoder
 
 
@@ -34,20 +35,23 @@ def reviews():
 
 
 def test_scores_and_ranks_equal_sentence_transformers(cross_encoder_folder, reviews):
+    import torch
     from sentence_transformers import CrossEncoder
 
     query = "Is the battery any good?"
     passages = reviews[:6] + [" ".join(reviews * 2)]  # the last one cut at 512 tokens by both
     pairs = pd.DataFrame({"query": [query] * len(passages), "passage": passages})
+    reference = CrossEncoder(str(cross_encoder_folder), device="cpu")
+    reranker = BertCrossEncoder.from_preset(cross_encoder_folder)
     for activation in ("sigmoid", "identity"):
-        if activation == "identity":  # as the MS MARCO cross-encoders name it
+        if activation == "identity":  # as the MS MARCO cross-encoders name it, in the file from_preset reads
             settings = json.loads((cross_encoder_folder / "config_sentence_transformers.json").read_text())
             settings["activation_fn"] = "torch.nn.modules.linear.Identity"
             (cross_encoder_folder / "config_sentence_transformers.json").write_text(json.dumps(settings))
-        reference = CrossEncoder(str(cross_encoder_folder), device="cpu")
-        expected = reference.predict(list(zip(pairs["query"], pairs["passage"])))
-        reranker = BertCrossEncoder.from_preset(cross_encoder_folder)
+            assert read_cross_encoder_activation(cross_encoder_folder) == "identity"
+            reference.activation_fn, reranker.activation = torch.nn.Identity(), "identity"
         assert reranker.activation == activation
+        expected = reference.predict(list(zip(pairs["query"], pairs["passage"])))
         ours = reranker.predict(pairs, verbose=0)["score"].to_numpy()
         np.testing.assert_allclose(ours, expected, atol=1e-5)
         ranked = reranker.rank(query, passages, top_k=4)
