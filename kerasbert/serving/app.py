@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from kerasbert.doors import entered_through
 from kerasbert.json_records import records
-from kerasbert.serving.embedding_routes import embedding_routes, token_counts
+from kerasbert.serving.embedding_routes import TokenCounter, embedding_routes
 from kerasbert.serving.metrics import MetricsMiddleware, ServerMetrics
 from kerasbert.serving.micro_batching import MicroBatcher
 from kerasbert.serving.openapi import openapi_schema
@@ -104,12 +104,12 @@ def renamed_fields(frame, columns, model_columns):
     return frame.rename(columns=renames)
 
 
-def frame_tokens(model, frame):
-    """The tokens a request's texts take, each text with its `[CLS]` and `[SEP]` and at most the model's length."""
+def frame_tokens(count_tokens, frame, longest):
+    """The tokens a request's texts take, each text with its `[CLS]` and `[SEP]` and at most `longest`."""
     texts = [value for column in frame.columns for value in frame[column] if isinstance(value, str)]
     if not texts:
         return 0
-    return int(np.minimum(token_counts(model, texts), model.sequence_length or np.inf).sum())
+    return int(np.minimum(count_tokens(texts), longest or np.inf).sum())
 
 
 def metadata_of(model, limits):
@@ -145,8 +145,10 @@ def create_app(model, limits=ServingLimits(), model_id=None):
             return model.predict(frame, batch_size=limits.model_batch, verbose=0)
 
     metrics = ServerMetrics(routes=())
+    count_tokens = TokenCounter(model.tokenizer)
     batcher = MicroBatcher(predict_frame, limits.max_batch, limits.max_wait_ms, observe_batch=metrics.observe_batch,
-                           max_tokens=limits.max_batch_tokens, count_tokens=lambda frame: frame_tokens(model, frame))
+                           max_tokens=limits.max_batch_tokens,
+                           count_tokens=lambda frame: frame_tokens(count_tokens, frame, model.sequence_length))
     metadata = metadata_of(model, limits)
     started = time.time()
 
@@ -186,7 +188,7 @@ def create_app(model, limits=ServingLimits(), model_id=None):
 
     routes = [Route("/predict", predict, methods=["POST"]), Route("/health", health), Route("/metadata", describe),
               Route("/metrics", metrics.endpoint)]
-    routes += embedding_routes(model, batcher, limits, model_id or metadata["task"])
+    routes += embedding_routes(model, batcher, limits, model_id or metadata["task"], count_tokens)
     schema = openapi_schema(metadata["task"], limits, hidden=metadata["backbone"]["hidden_dim"])
     routes.append(Route("/openapi.json", lambda request: JSONResponse(schema)))
     metrics.routes = {route.path for route in routes}
