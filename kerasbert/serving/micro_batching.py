@@ -74,7 +74,7 @@ class MicroBatcher:
                                              return_when=asyncio.FIRST_COMPLETED)
                 if getter in done:
                     request, getter = getter.result(), None
-                    if self.max_tokens is not None and tokens + request[3] > self.max_tokens:
+                    if self.passes_budget(tokens, request):
                         self.held = request
                         break
                     requests.append(request)
@@ -85,13 +85,17 @@ class MicroBatcher:
             if getter is not None:
                 if getter.done() and not getter.cancelled():
                     request = getter.result()
-                    if self.max_tokens is not None and tokens + request[3] > self.max_tokens:
+                    if self.passes_budget(tokens, request):
                         self.held = request
                     else:
                         requests.append(request)
                 else:
                     getter.cancel()
         return requests
+
+    def passes_budget(self, tokens, request):
+        """Whether `request` would take a batch of `tokens` tokens past `max_tokens`."""
+        return self.max_tokens is not None and tokens + request[3] > self.max_tokens
 
     async def answer(self, requests):
         loop = asyncio.get_running_loop()
