@@ -70,34 +70,51 @@ def log_sum_exp(x):
     return np.log(np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1)) + x.max(axis=1)
 
 
-def untrained_tiny_reranker(tiny_preset):
-    keras.utils.set_random_seed(0)  # the head's initial weights
-    return BertCrossEncoder.from_preset(tiny_preset, dropout=0.0,
-                                        backbone_overrides={"dropout": 0.0, "attention_dropout": 0.0})
+@pytest.fixture(scope="module")
+def untrained_tiny_reranker(tmp_path_factory):
+    """A function giving a fresh tiny reranker: one block of width 16 drawn at std 0.2, dropout off. At the usual std
+    0.02 a random encoder's [CLS] output hardly depends on its input (logits equal to 1e-6), so the loss would have
+    nothing to follow."""
+    from kerasbert.families.bert.bert_backbone import BertBackbone
+    from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+
+    folder = tmp_path_factory.mktemp("spread_tiny_preset")
+    keras.utils.set_random_seed(0)
+    BertBackbone(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                 max_sequence_length=64, initializer_range=0.2).save_to_preset(
+        folder, tokenizer=BertTokenizer.from_preset("all_minilm_l6_v2_en"))
+
+    def untrained():
+        keras.utils.set_random_seed(0)  # the head's initial weights
+        return BertCrossEncoder.from_preset(folder, dropout=0.0,
+                                            backbone_overrides={"dropout": 0.0, "attention_dropout": 0.0})
+    return untrained
 
 
 @pytest.mark.all_backends
-def test_listwise_loss_is_its_definition_and_falls(tiny_preset, reviews):
+def test_listwise_loss_is_its_definition_and_falls(untrained_tiny_reranker, reviews):
     """One batch of 8 real rows, 6 steps: the first step's loss is the softmax cross-entropy of each query's positive
     among its passages, from the model's own logits in numpy, and the loss falls."""
-    reranker = untrained_tiny_reranker(tiny_preset)
+    reranker = untrained_tiny_reranker()
     rows = listwise_rows(reviews[:8])
     logits, _ = reranker.predict_outputs(rows, with_labels=True, verbose=0)  # [8 queries, 3 passages]
     expected = np.mean(log_sum_exp(logits) - logits[:, 0])
-    losses = reranker.fit(rows, epochs=6, batch_size=8, learning_rate=5e-2, verbose=0).history["loss"]
-    assert losses[0] == pytest.approx(expected, abs=1e-5) and losses[-1] < losses[0], losses
+    losses = reranker.fit(rows, epochs=6, batch_size=8, learning_rate=1e-2, verbose=0).history["loss"]
+    assert losses[0] == pytest.approx(expected, abs=1e-5), losses
+    assert np.all(np.diff(losses[1:]) < 0), losses  # after the warm-up step (rate 0), every step lowers it
 
 
-def test_pointwise_loss_is_binary_cross_entropy_and_falls(tiny_preset, reviews):
-    reranker = untrained_tiny_reranker(tiny_preset)
+def test_pointwise_loss_is_binary_cross_entropy_and_falls(untrained_tiny_reranker, reviews):
+    reranker = untrained_tiny_reranker()
     rows = listwise_rows(reviews[:8])
     pointwise = pd.DataFrame({"query": list(rows["query"]) * 2, "passage": list(rows["positive"]) + reviews[8:16],
                               "label": [1.0] * 8 + [0.0] * 8})
     logits = reranker.predict_outputs(pointwise, with_labels=True, verbose=0)[0][:, 0]
     labels = pointwise["label"].to_numpy()
     expected = np.mean(np.logaddexp(0, logits) - labels * logits)
-    losses = reranker.fit(pointwise, epochs=6, batch_size=16, learning_rate=1e-2, verbose=0).history["loss"]
-    assert losses[0] == pytest.approx(expected, abs=1e-5) and losses[-1] < losses[0], losses
+    losses = reranker.fit(pointwise, epochs=6, batch_size=16, learning_rate=3e-3, verbose=0).history["loss"]
+    assert losses[0] == pytest.approx(expected, abs=1e-5), losses
+    assert losses[-1] < losses[0] - 5e-3, losses  # (on 16 rows it falls unevenly; 0.69 -> 0.68 on each backend)
 
 
 def test_keras_file_and_savedmodel_give_the_same_scores(tiny_preset, reviews, tmp_path, fresh_python):
