@@ -89,8 +89,8 @@ class OnnxTask:
 
     runtime = "onnx"
     # What the Keras task answers for it: preprocessing, decoding and descriptions, none of its weights.
-    SHARED = ("predict", "evaluate", "columns", "labels", "problem_type", "sequence_length", "tokenizer",
-              "preprocessor", "check_outputs_known")
+    SHARED = ("predict", "predict_outputs", "evaluate", "columns", "labels", "problem_type", "uses_pairs",
+              "long_inputs", "sequence_length", "tokenizer", "preprocessor", "check_outputs_known")
 
     def __init__(self, keras_task, quantization, folder):
         self.keras_task, self.quantization, self.folder = keras_task, quantization, folder

@@ -5,7 +5,8 @@ reranker, TEI's and OpenAI's routes (`kerasbert.serving.embedding_routes`).
 `POST /predict` takes a JSON list of inputs, or `{"inputs": [...]}`: texts (`["a lovely film"]`), text
 pairs (`[["question", "answer"]]`), or objects with the model's columns (`[{"question": ..., "context":
 ...}]`); `{"inputs": [...], "columns": {"text": "body"}}` names the fields that hold the model's roles. It
-answers `{"predictions": [...]}`, one record per input, as `predict` returns them.
+answers `{"predictions": [...]}`, one record per input, as `predict` returns them. A classifier also answers
+TEI's `{"inputs": text, pair or [texts or pairs]}` in TEI's shape (`kerasbert.serving.tei_predict`).
 Errors: malformed JSON 400; too many inputs or too long a text 413; inputs the model refuses 422 (the
 message says why); the server keeps serving.
 
@@ -29,9 +30,11 @@ from starlette.routing import Route
 from kerasbert.doors import entered_through
 from kerasbert.json_records import records
 from kerasbert.serving.embedding_routes import TokenCounter, embedding_routes
+from kerasbert.serving.json_routes import answered
 from kerasbert.serving.metrics import MetricsMiddleware, ServerMetrics
 from kerasbert.serving.micro_batching import MicroBatcher
 from kerasbert.serving.openapi import openapi_schema
+from kerasbert.serving.tei_predict import is_tei_request, tei_predict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +153,7 @@ def create_app(model, limits=ServingLimits(), model_id=None):
                            max_tokens=limits.max_batch_tokens,
                            count_tokens=lambda frame: frame_tokens(count_tokens, frame, model.sequence_length))
     metadata = metadata_of(model, limits)
+    tei = tei_predict(model, batcher, limits, count_tokens) if metadata["task"] == "BertClassifier" else None
     started = time.time()
 
     async def predict(request):
@@ -160,6 +164,8 @@ def create_app(model, limits=ServingLimits(), model_id=None):
         except RecursionError:
             return JSONResponse({"error": "The body nests JSON lists or objects too deeply; send a flat list of "
                                           "inputs."}, status_code=400)
+        if tei is not None and is_tei_request(body):
+            return await answered(tei, body)
         try:
             frame = frame_of(body, limits, getattr(model, "columns", None))
             predictions = await batcher.predict(frame) if len(frame) else predict_frame(frame)

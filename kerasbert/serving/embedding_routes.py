@@ -1,5 +1,6 @@
 """The routes clients of embedding servers already speak: Hugging Face Text Embeddings Inference (TEI) and OpenAI's
-embeddings API, for a `BertTextEncoder`, and TEI's reranking for a `BertCrossEncoder`.
+embeddings API, for a `BertTextEncoder`, TEI's reranking for a `BertCrossEncoder` and TEI's `/predict` for a
+`BertClassifier` (`kerasbert.serving.tei_predict`).
 
 - `POST /embed` (TEI): `{"inputs": text or [texts], "normalize": true, "truncate": false, "dimensions": null}`
   -> `[[float, ...], ...]`. `normalize=false` gives the model's own vectors (a model that normalises, as
@@ -9,7 +10,8 @@ embeddings API, for a `BertTextEncoder`, and TEI's reranking for a `BertCrossEnc
 - `POST /rerank` (TEI): `{"query", "texts", "return_text": false, "raw_scores": false, "truncate": false}` ->
   `[{"index", "score"(, "text")}]`, best first.
 - `POST /` (TEI's route for its clients, e.g. `huggingface_hub.InferenceClient(base_url).feature_extraction`):
-  `/embed` for an encoder, `/rerank` for a reranker. `GET /info` (TEI): the model and the server's limits.
+  `/embed` for an encoder, `/rerank` for a reranker, TEI's `/predict` for a classifier. `GET /info` (TEI): the
+  model and the server's limits.
 - `POST /tokenize` (TEI): `{"inputs": text or [texts], "add_special_tokens": true}` -> per text, its tokens
   `{"id", "text", "special", "start", "stop"}` (`start`/`stop`: character offsets into the text; none for
   `[CLS]` and `[SEP]`).
@@ -22,7 +24,6 @@ Examples:
 """
 
 import base64
-import json
 
 import numpy as np
 import pandas as pd
@@ -31,36 +32,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kerasbert.retrieval.exact_index import unit_rows
-
-
-class RouteError(Exception):
-    def __init__(self, status, message, kind="Validation", param=None):
-        super().__init__(message)
-        self.status, self.kind, self.param = status, kind, param
-
-
-def texts_of(value, field, limits):
-    """A request's text or list of texts as a list, or RouteError naming what is wrong."""
-    texts = [value] if isinstance(value, str) else value
-    if not isinstance(texts, list) or not texts or not all(isinstance(text, str) for text in texts):
-        raise RouteError(422, f"`{field}` must be a text or a non-empty list of texts.", param=field)
-    if len(texts) > limits.max_inputs:
-        raise RouteError(413, f"batch size {len(texts)} > maximum allowed batch size {limits.max_inputs}",
-                         param=field)
-    if max(len(text) for text in texts) > limits.max_chars:
-        raise RouteError(413, f"a text has more than {limits.max_chars} characters; shorten it", param=field)
-    return texts
-
-
-def option(body, name, kind, default):
-    value = body.get(name, default)
-    if value is None:
-        return default
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise RouteError(422, f"`{name}` must be a positive integer; got {value!r}.", param=name)
-    if kind is not int and not isinstance(value, kind):
-        raise RouteError(422, f"`{name}` must be a {kind.__name__}; got {value!r}.", param=name)
-    return value
+from kerasbert.serving.json_routes import RouteError, check_lengths, json_route, option, texts_of
+from kerasbert.serving.tei_predict import tei_predict
 
 
 class TokenCounter:
@@ -80,13 +53,6 @@ class TokenCounter:
         return self.count(tf.constant(list(texts), tf.string)).numpy()
 
 
-def check_lengths(counts, model, truncate):
-    limit = model.sequence_length
-    if not truncate and counts.max() > limit:
-        raise RouteError(413, f"Input validation error: `inputs` must have less than {limit} tokens. Given: "
-                              f"{int(counts.max())}. Send `\"truncate\": true` to cut them.")
-
-
 def vectors_of(predictions, dimensions, normalize, width):
     vectors = np.stack(predictions["embedding"].to_numpy()).astype(np.float32)
     if dimensions is not None:
@@ -97,8 +63,9 @@ def vectors_of(predictions, dimensions, normalize, width):
 
 
 def embedding_routes(model, batcher, limits, model_id, count_tokens):
-    """The TEI and OpenAI routes `model` (a `BertTextEncoder` or `BertCrossEncoder`) answers (see the module
-    docstring); `batcher` predicts DataFrames in micro-batches, `count_tokens` is the model's `TokenCounter`."""
+    """The TEI and OpenAI routes `model` (a `BertTextEncoder`, `BertCrossEncoder` or `BertClassifier`) answers (see
+    the module docstring); `batcher` predicts DataFrames in micro-batches, `count_tokens` is the model's
+    `TokenCounter`."""
     task = type(getattr(model, "keras_task", model)).__name__
     width = getattr(getattr(model, "backbone", None), "hidden_dim", None)
 
@@ -158,41 +125,28 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
                 for text, row_ids, row_starts, row_ends in zip(texts, ids, starts, ends)]
 
     def info():
-        kind = ({"embedding": {"pooling": model.pooling}} if task == "BertTextEncoder" else
-                {"reranker": {"id2label": {"0": "LABEL_0"}, "label2id": {"LABEL_0": 0}}})
+        if task == "BertTextEncoder":
+            kind = {"embedding": {"pooling": model.pooling}}
+        else:
+            names = [str(label) for label in model.labels or ["LABEL_0"]] if task == "BertClassifier" else ["LABEL_0"]
+            kind = {"classifier" if task == "BertClassifier" else "reranker": {
+                "id2label": {str(i): name for i, name in enumerate(names)},
+                "label2id": {name: i for i, name in enumerate(names)}}}
         return {"model_id": model_id, "model_sha": None, "model_dtype": model.dtype_policy.compute_dtype,
                 "model_type": kind, "max_concurrent_requests": limits.max_inputs,
                 "max_input_length": model.sequence_length, "max_batch_tokens": limits.max_batch_tokens,
                 "max_client_batch_size": limits.max_inputs, "tokenization_workers": 1, "version": "kerasbert"}
 
-    def answer(handler, openai=False):
-        async def route(request):
-            try:
-                body = json.loads(await request.body())
-                if not isinstance(body, dict):
-                    raise RouteError(422, "The body must be a JSON object.")
-                return JSONResponse(await handler(body))
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-                return error_response(RouteError(400, f"The body is not valid JSON ({error})."), openai)
-            except RouteError as error:
-                return error_response(error, openai)
-            except (ValueError, TypeError, KeyError) as error:
-                return error_response(RouteError(422, " ".join(str(error).split())), openai)
-        return route
-
     routes = [Route("/info", lambda request: JSONResponse(info())),
-              Route("/tokenize", answer(tokenize), methods=["POST"])]
+              Route("/tokenize", json_route(tokenize), methods=["POST"])]
     if task == "BertTextEncoder":
-        routes += [Route("/embed", answer(embed), methods=["POST"]),
-                   Route("/v1/embeddings", answer(openai_embeddings, openai=True), methods=["POST"]),
-                   Route("/", answer(embed), methods=["POST"])]
+        routes += [Route("/embed", json_route(embed), methods=["POST"]),
+                   Route("/v1/embeddings", json_route(openai_embeddings, openai=True), methods=["POST"]),
+                   Route("/", json_route(embed), methods=["POST"])]
     elif task == "BertCrossEncoder":
-        routes += [Route("/rerank", answer(rerank), methods=["POST"]), Route("/", answer(rerank), methods=["POST"])]
+        routes += [Route("/rerank", json_route(rerank), methods=["POST"]),
+                   Route("/", json_route(rerank), methods=["POST"])]
+    elif task == "BertClassifier":  # its /predict answers TEI's bodies in kerasbert.serving.app
+        routes.append(Route("/", json_route(tei_predict(model, batcher, limits, count_tokens)), methods=["POST"]))
     return routes
 
-
-def error_response(error, openai):
-    if openai:
-        return JSONResponse({"error": {"message": str(error), "type": "invalid_request_error", "param": error.param,
-                                       "code": None}}, status_code=error.status)
-    return JSONResponse({"error": str(error), "error_type": error.kind}, status_code=error.status)

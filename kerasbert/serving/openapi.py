@@ -18,19 +18,36 @@ def openapi_schema(task, limits, hidden=None):
     pair = {"type": "array", "items": text, "minItems": 2, "maxItems": 2}
     inputs = {"oneOf": [{"type": "array", "maxItems": limits.max_inputs, "items": item}  # all of one kind
                         for item in (text, pair, {"type": "object"})]}
+    own_body = {"oneOf": [inputs, {"type": "object", "required": ["inputs"], "properties": {
+        "inputs": inputs, "columns": {"type": "object", "additionalProperties": {"type": "string"}}}}]}
+    own_answer = {"type": "object", "required": ["predictions"],
+                  "properties": {"predictions": {"type": "array", "items": {"type": "object"}}}}
+    tei_predict = None
+    if task == "BertClassifier":  # TEI's /predict: a text, a pair, or a list of those
+        labelled = {"type": "array", "items": {"type": "object", "required": ["score", "label"], "properties": {
+            "score": {"type": "number"}, "label": {"type": "string"}}}}
+        tei_predict = post("TEI: every label's score per input, best first.", {
+            "type": "object", "required": ["inputs"],
+            "properties": {"inputs": {"oneOf": [text, pair, {"type": "array", "minItems": 1,
+                                                             "maxItems": limits.max_inputs,
+                                                             "items": {"oneOf": [text, pair]}}]},
+                           "raw_scores": {"type": "boolean"}, "truncate": {"type": "boolean"}}},
+            {"oneOf": [labelled, {"type": "array", "items": labelled}]}, "TeiError")
+        own_body = {"oneOf": [own_body, tei_predict["post"]["requestBody"]["content"]["application/json"]["schema"]]}
+        own_answer = {"oneOf": [own_answer, tei_predict["post"]["responses"]["200"]["content"]["application/json"][
+            "schema"]]}
     paths = {
-        "/predict": post("The model's predictions, one record per input, as `predict` gives them.", {
-            "oneOf": [inputs, {"type": "object", "required": ["inputs"], "properties": {
-                "inputs": inputs, "columns": {"type": "object", "additionalProperties": {"type": "string"}}}}]},
-            {"type": "object", "required": ["predictions"],
-             "properties": {"predictions": {"type": "array", "items": {"type": "object"}}}}, "PredictError"),
+        "/predict": post("The model's predictions, one record per input, as `predict` gives them.", own_body,
+                         own_answer, "PredictError"),
         "/health": get("Liveness, uptime and micro-batches run.", {"type": "object"}),
         "/metadata": get("The model: task, labels, columns, sizes, versions, limits.", {"type": "object"}),
         "/metrics": {"get": {"summary": "Prometheus metrics.",
                              "responses": {"200": {"description": "Prometheus' text format.",
                                                    "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
     }
-    if task in ("BertTextEncoder", "BertCrossEncoder"):
+    if tei_predict is not None:
+        paths["/"] = tei_predict
+    if task in ("BertTextEncoder", "BertCrossEncoder", "BertClassifier"):
         paths["/info"] = get("TEI's model and server description.", {"type": "object", "required": ["model_id"]})
         token = {"type": "object", "required": ["id", "text", "special", "start", "stop"],
                  "properties": {"id": {"type": "integer"}, "text": {"type": "string"}, "special": {"type": "boolean"},

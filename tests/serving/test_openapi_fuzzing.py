@@ -1,8 +1,8 @@
 """Every route of a running server, fuzzed from its own OpenAPI schema (schemathesis, bounded): no 5xx, every answer
 as the schema says (status codes, bodies), and the server keeps serving. A text encoder's app (its TEI and OpenAI
-routes) and a classifier's (/predict). Left out: schemathesis' check that every schema-valid request succeeds: a
-request the model refuses for its content (an object without the model's text column, a text past its tokens
-without `truncate`) is answered 413 or 422 with the fix, as the schema says."""
+routes) and a classifier's (/predict in both shapes, TEI's /). Left out: schemathesis' check that every schema-valid
+request succeeds: a request the model refuses for its content (an object without the model's text column, a text
+past its tokens without `truncate`) is answered 413 or 422 with the fix, as the schema says."""
 
 import httpx
 import schemathesis
@@ -43,5 +43,5 @@ def test_classifier_routes_answer_as_their_schema_says(tiny_classifier_file, ser
     import keras
 
     with serve_in_thread(create_app(keras.saving.load_model(tiny_classifier_file), LIMITS)) as url:
-        assert fuzz_every_route(url) == {"/predict", "/health", "/metadata", "/metrics"}
+        assert fuzz_every_route(url) == {"/predict", "/", "/info", "/tokenize", "/health", "/metadata", "/metrics"}
         assert httpx.post(f"{url}/predict", json=["still serving"]).status_code == 200

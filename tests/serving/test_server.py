@@ -104,3 +104,35 @@ def test_metrics_count_requests_batches_and_waits(served):
     assert grew("kerasbert_request_duration_seconds_count", route="/predict") == 2
     assert grew("kerasbert_batch_rows_count") == 1 and grew("kerasbert_batch_rows_sum") == 3
     assert grew("kerasbert_queue_seconds_count") == 1
+
+
+def test_tei_predict_bodies_get_tei_answers(served, uci_reviews):
+    """TEI's `/predict` (and `POST /`, where `huggingface_hub`'s client sends it): every label with its probability,
+    best first, per input; logits with `raw_scores`; TEI's reading of a two-text list as a pair; its length check."""
+    from huggingface_hub import InferenceClient
+
+    url, model = served
+    texts = uci_reviews[1]["text"].tolist()[:3]
+    probabilities = np.stack(model.predict(texts)["probabilities"])
+    logits = model.predict_outputs(texts)[0]
+
+    def as_scores(answer):  # TEI's [{"score", "label"}] (best first) -> scores in label order
+        assert [item["score"] for item in answer] == sorted((item["score"] for item in answer), reverse=True)
+        return [{item["label"]: item["score"] for item in answer}[str(label)] for label in model.labels]
+
+    single = httpx.post(f"{url}/predict", json={"inputs": texts[0]}).json()
+    np.testing.assert_allclose(as_scores(single), probabilities[0], atol=1e-5)
+    batch = httpx.post(f"{url}/predict", json={"inputs": texts, "raw_scores": True}).json()
+    np.testing.assert_allclose([as_scores(answer) for answer in batch], logits, atol=1e-5)
+    top = InferenceClient(base_url=url).text_classification(texts[1])
+    top = top if isinstance(top, list) else [top]  # (the client gives a list, or its first item, by version)
+    assert top[0].label == str(model.labels[probabilities[1].argmax()])
+    assert top[0].score == pytest.approx(probabilities[1].max(), abs=1e-5)
+
+    pair = httpx.post(f"{url}/predict", json={"inputs": texts[:2]})
+    assert pair.status_code == 422 and "reads single texts" in pair.json()["error"]
+    too_long = httpx.post(f"{url}/predict", json={"inputs": "a " * 99})
+    assert too_long.status_code == 413 and "must have less than 64 tokens" in too_long.json()["error"]
+    assert httpx.post(f"{url}/predict", json={"inputs": "a " * 99, "truncate": True}).status_code == 200
+    info = httpx.get(f"{url}/info").json()
+    assert info["model_type"] == {"classifier": {"id2label": {"0": "0", "1": "1"}, "label2id": {"0": 0, "1": 1}}}
