@@ -63,7 +63,9 @@ def test_int8_model_exports_and_serves_raw_text(float_and_int8, uci_reviews, tmp
     quantized.export(tmp_path / "served")
     served = tf.saved_model.load(str(tmp_path / "served"))
     outputs = served.serve(tf.constant(texts))
-    np.testing.assert_allclose(np.asarray(outputs["probabilities"]), probabilities(quantized, texts), atol=1e-5)
+    # The SavedModel pads to another length than predict: float sums in another order can move an activation across
+    # an int8 rounding step (5.5e-5 on an AVX2 CPU), far less than int8 moves from float (the test above)
+    np.testing.assert_allclose(np.asarray(outputs["probabilities"]), probabilities(quantized, texts), atol=3e-4)
 
 
 def test_quantising_twice_or_to_another_mode_is_refused(float_and_int8):
