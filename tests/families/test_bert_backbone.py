@@ -89,7 +89,6 @@ def test_mixed_bfloat16_keeps_float32_variables(tiny_config, tiny_inputs):
     assert backbone.get_config()["dtype"]["config"]["name"] == "mixed_bfloat16"
 
 
-@pytest.mark.all_backends
 def test_saved_real_backbone_reloads_in_a_fresh_process(minilm_path, tmp_path, fresh_python):
     backbone = BertBackbone.from_preset(str(minilm_path))
     rng = np.random.default_rng(1)

@@ -54,7 +54,6 @@ def test_proportional_mixing_holds_each_task_once_per_epoch():
     assert 60 < np.bincount(drawn)[0] < 90  # about 3 : 1
 
 
-@pytest.mark.all_backends
 def test_a_batch_trains_only_its_own_head(multitask, task_data):
     before = {name: weights_of(multitask.task(name).head) for name in task_data}
     encoder_before = weights_of(multitask.backbone)

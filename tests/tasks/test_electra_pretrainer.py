@@ -1,4 +1,4 @@
-"""ELECTRA pre-training: one step equals HF transformers, training on every backend, presets, errors.
+"""ELECTRA pre-training: one step equals HF transformers on every backend, training on documents, presets, errors.
 
 Reference: HF `ElectraForMaskedLM` (generator) and `ElectraForPreTraining` (discriminator), seeded random
 tiny configs saved with `save_pretrained` (no real ELECTRA weights can be downloaded here). HF has no
@@ -172,7 +172,6 @@ def tiny_electra():
     return backbone
 
 
-@pytest.mark.all_backends
 def test_fit_on_documents_trains_both_models(tmp_path):
     keras.utils.set_random_seed(0)
     tokenizer = BertTokenizer(vocabulary=str(write_vocabulary(tmp_path) / "vocab.txt"))

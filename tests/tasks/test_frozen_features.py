@@ -24,7 +24,6 @@ def trained_head(tiny_preset, uci_reviews, cache_features, **options):
     return {weight.path: np.array(weight) for weight in classifier.trainable_weights}, history.history
 
 
-@pytest.mark.all_backends
 @pytest.mark.parametrize("layer_mix", [False, True])
 def test_cached_features_train_the_head_as_recomputed_ones(tiny_preset, uci_reviews, monkeypatch, layer_mix):
     extracted = []

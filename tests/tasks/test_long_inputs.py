@@ -170,7 +170,6 @@ def test_the_training_pooling_equals_predicts(persuasion):
     assert keras.ops.convert_to_numpy(first_windows(window_text)).tolist() == [1, 0, 1, 1, 0, 0]
 
 
-@pytest.mark.all_backends
 def test_fit_trains_on_each_texts_pooled_logits(tiny_preset, persuasion):
     data = pd.DataFrame({"text": long_texts(persuasion, 6), "label": ["a", "b", "a", "b", "a", "b"]})
     classifier = BertClassifier.from_preset(tiny_preset, sequence_length=64, long_inputs=LongInputs(16, "max"))

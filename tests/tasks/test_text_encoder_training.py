@@ -1,6 +1,6 @@
 """BertTextEncoder.fit: on a training batch of real text and the real all-MiniLM-L6-v2 weights the loss equals
 sentence-transformers' (its model embeds the same rows); training batches never repeat a text; a fit on real pairs
-raises retrieval accuracy on every backend; bad rows are named before anything runs."""
+raises retrieval accuracy; bad rows are named before anything runs."""
 
 import numpy as np
 import pandas as pd
@@ -72,7 +72,6 @@ def test_training_batches_repeat_no_text(tiny_encoder, review_pairs):
         assert len(set(positives)) == len(positives)
 
 
-@pytest.mark.all_backends
 def test_fit_on_real_pairs_raises_retrieval_accuracy(tiny_preset, review_pairs):
     encoder = BertTextEncoder.from_preset(tiny_preset)
     before = encoder.evaluate(review_pairs)
