@@ -21,6 +21,7 @@ from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.grouped_rows import GROUP_SIZE, grouped_batches, is_grouped, longest_of_each, outputs_of_rows
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, batch_spec
 from kerasbert.tasks.task import Task
+from kerasbert.training import grad_cache
 from kerasbert.training.encoder_losses import encoder_loss
 
 TEXT_IDS, SCORED = "text_ids", "scored"  # `Prepared.extras` of training rows
@@ -138,6 +139,11 @@ class BertTextEncoder(Task):
 
     def default_loss(self):
         return self.training_loss or encoder_loss(self.requested_loss, None, self.backbone.hidden_dim)
+
+    def train_step(self, *args):
+        """Keras' step; with a cached loss (one with `mini_batch_size`), GradCache's (`training.grad_cache`)."""
+        size = getattr(self.loss, "mini_batch_size", None)
+        return super().train_step(*args) if size is None else grad_cache.train_step(self, size, *args)
 
     def _symbolic_build(self, iterator=None, data_batch=None):
         """Keras' build, with the loss built without a trace: JAX and torch trace it on made-up batch sizes, one text

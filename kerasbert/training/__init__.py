@@ -8,6 +8,7 @@ from kerasbert.training.optimizers import NO_DECAY_NAMES, AdamW, create_optimize
 from kerasbert.training.schedules import WarmupLinearDecay
 from kerasbert.training.encoder_losses import (
     AnglELoss,
+    CachedMultipleNegativesRankingLoss,
     ContrastiveLoss,
     CoSENTLoss,
     MatryoshkaLoss,

@@ -69,6 +69,28 @@ class MultipleNegativesRankingLoss(EncoderLoss):
         return {**super().get_config(), "scale": self.scale, "symmetric": self.symmetric}
 
 
+class CachedMultipleNegativesRankingLoss(MultipleNegativesRankingLoss):
+    """`MultipleNegativesRankingLoss` trained with GradCache (`kerasbert.training.grad_cache`), as
+    sentence-transformers' `CachedMultipleNegativesRankingLoss`: the batch is embedded `mini_batch_size` texts at a
+    time, so a batch of thousands of in-batch negatives trains in the memory of one mini-batch. Same loss and
+    gradient as the plain loss with the same dropout masks, for one more forward pass of each text.
+
+    Examples:
+        >>> encoder.fit(pairs, batch_size=1024, loss=CachedMultipleNegativesRankingLoss(mini_batch_size=64))
+    """
+
+    def __init__(self, scale=20.0, symmetric=False, mini_batch_size=32, **kwargs):
+        super().__init__(scale=scale, symmetric=symmetric, **kwargs)
+        if isinstance(mini_batch_size, bool) or not isinstance(mini_batch_size, (int, np.integer)) \
+                or mini_batch_size < 1:
+            raise ValueError(f"mini_batch_size must be a positive int (texts embedded at a time); got "
+                             f"{mini_batch_size!r}.")
+        self.mini_batch_size = int(mini_batch_size)
+
+    def get_config(self):
+        return {**super().get_config(), "mini_batch_size": self.mini_batch_size}
+
+
 class CoSENTLoss(EncoderLoss):
     """CoSENT, as sentence-transformers' `CoSENTLoss`: pairs of higher score get higher cosine similarity.
     Rows: (text, text_pair, score)."""
@@ -183,6 +205,7 @@ class ListwiseSoftmaxLoss(keras.losses.Loss):
 
 ENCODER_LOSSES = {
     "multiple_negatives_ranking": MultipleNegativesRankingLoss,
+    "cached_multiple_negatives_ranking": CachedMultipleNegativesRankingLoss,
     "cosent": CoSENTLoss,
     "angle": AnglELoss,
     "contrastive": ContrastiveLoss,
