@@ -126,7 +126,8 @@ class BertTextEncoder(Task):
         Rows: (`anchor`, `positive`) texts, with hard negatives in a `negative` column (a text, or a list of
         texts per row); or scored pairs (`text`, `text_pair`, `score`). `loss`: an encoder loss of
         `kerasbert.training.encoder_losses` or its name ("multiple_negatives_ranking", "cosent", "angle",
-        "contrastive", "triplet", "cached_multiple_negatives_ranking": GradCache, for batches past memory); default: multiple-negatives ranking (scale 20) for anchor rows, CoSENT for
+        "contrastive", "triplet", "cached_multiple_negatives_ranking": GradCache, for batches past memory);
+        default: multiple-negatives ranking (scale 20) for anchor rows, CoSENT for
         scored pairs. Wrap it in `MatryoshkaLoss(loss, dimensions)` for vectors that can be cut short. A training
         batch holds no text twice (see `batches`), so `batch_size` is also the number of in-batch negatives.
 
