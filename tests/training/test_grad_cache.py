@@ -33,9 +33,9 @@ def trained_weights(tiny_preset, rows, loss, dropout):
 
 
 @pytest.mark.all_backends
-@pytest.mark.parametrize("dropout, mini_batch_size", [(0.0, 4), (0.1, 18)])
+@pytest.mark.parametrize("dropout, mini_batch_size", [(0.0, 8), (0.1, 18)])
 def test_cached_steps_are_the_plain_steps(tiny_preset, triplets, dropout, mini_batch_size):
-    """6 rows of 3 texts a batch: 18 texts in mini-batches of 4 (4+4+4+4+2) without dropout; with dropout, in one
+    """6 rows of 3 texts a batch: 18 texts in mini-batches of 8 (8+8+2) without dropout; with dropout, in one
     mini-batch, where the plain step draws the same masks (a second pass with other masks would differ)."""
     cached = trained_weights(tiny_preset, triplets, CachedMultipleNegativesRankingLoss(mini_batch_size=mini_batch_size),
                              dropout)
