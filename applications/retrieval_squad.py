@@ -8,7 +8,7 @@ training: `TRAIN_QUESTIONS` (1,000) shuffled (question, paragraph) pairs of the 
 listwise rows (question, its paragraph, 3 BM25 hard negatives of the training articles) for `RERANKER_QUESTIONS`
 (400) questions, 1 epoch, batch 8, peak rate 1e-4; it reranks the fine-tuned encoder's top 20 for the first
 `RERANKED_QUERIES` (200) test questions (the table gives the encoder alone on those questions too). Metrics as
-trec_eval (`kb.metrics.retrieval_scores`). 15 to 30 minutes on 2 cores.
+trec_eval (`kb.metrics.retrieval_scores`). About 35 minutes on 2 AVX2 cores.
 
 Run: `.venv/bin/python applications/retrieval_squad.py [dev-v1.1.json]`.
 """
