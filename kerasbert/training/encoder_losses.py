@@ -173,6 +173,7 @@ class MatryoshkaLoss(EncoderLoss):
         self.loss, self.dimensions = loss, tuple(int(d) for d in dimensions)
         self.weights = None if weights is None else tuple(float(w) for w in weights)
         self.needs_scores, self.texts = loss.needs_scores, loss.texts
+        self.mini_batch_size = getattr(loss, "mini_batch_size", None)  # a cached loss stays cached (GradCache)
 
     def loss_of(self, grouped, y_true):
         return embedding_losses.matryoshka_loss(lambda cut: self.loss.loss_of(cut, y_true), [grouped],

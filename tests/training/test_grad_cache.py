@@ -9,7 +9,7 @@ import pytest
 
 from kerasbert.data.shipped import load_dataset
 from kerasbert.tasks import BertTextEncoder
-from kerasbert.training import CachedMultipleNegativesRankingLoss, MultipleNegativesRankingLoss
+from kerasbert.training import CachedMultipleNegativesRankingLoss, MatryoshkaLoss, MultipleNegativesRankingLoss
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +50,5 @@ def test_mini_batch_size_is_checked_and_the_loss_has_a_name():
         CachedMultipleNegativesRankingLoss(mini_batch_size=0)
     loss = keras.losses.deserialize(keras.losses.serialize(CachedMultipleNegativesRankingLoss(mini_batch_size=8)))
     assert loss.mini_batch_size == 8 and loss.name == "cached_multiple_negatives_ranking_loss"
+    assert MatryoshkaLoss(loss, dimensions=(16, 8)).mini_batch_size == 8  # trains with GradCache too
+    assert MatryoshkaLoss(MultipleNegativesRankingLoss(), dimensions=(16, 8)).mini_batch_size is None
