@@ -1,6 +1,6 @@
 """BertCrossEncoder: scores equal sentence-transformers' CrossEncoder.predict on the same weights (a CrossEncoder
 folder as sentence-transformers saves it: the real MiniLM with a seeded head), with either activation; `rank`
-orders as CrossEncoder.rank; on every backend the training losses are their definitions and fall (what training
+orders as CrossEncoder.rank; the training losses are their definitions and fall (what training
 gains on real data: applications/retrieval_squad.py); `.keras` and SavedModel give the same scores; bad input is named."""
 
 import json
@@ -91,7 +91,6 @@ def untrained_tiny_reranker(tmp_path_factory):
     return untrained
 
 
-@pytest.mark.all_backends
 def test_listwise_loss_is_its_definition_and_falls(untrained_tiny_reranker, reviews):
     """One batch of 8 real rows, 6 steps: the first step's loss is the softmax cross-entropy of each query's positive
     among its passages, from the model's own logits in numpy, and the loss falls."""

@@ -65,7 +65,6 @@ def test_mean_pooling_mlp_head_fits_a_dataframe_reloads_and_exports(tiny_preset,
     np.testing.assert_allclose(np.load(tmp_path / "p.npy"), expected, atol=1e-5)
 
 
-@pytest.mark.all_backends  # the head hook on JAX and torch; the real-weight fit runs on TensorFlow
 def test_token_span_and_choice_tasks_take_a_head(tiny_backbone, real_preprocessor, tmp_path):
     tagger = kb.BertTokenClassifier(tiny_backbone, real_preprocessor, labels=["O", "B-PER", "I-PER"],
                                     head=MeanPoolingMLPHead(3, per_token=True))
