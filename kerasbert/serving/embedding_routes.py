@@ -69,13 +69,15 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
     task = type(getattr(model, "keras_task", model)).__name__
     width = getattr(getattr(model, "backbone", None), "hidden_dim", None)
 
-    async def predictions(frame):
-        return await batcher.predict(frame)
+    async def predictions(frame, counts):
+        """The batcher's predictions of `frame`, whose texts take `counts` tokens (counted once per request)."""
+        return await batcher.predict(frame, tokens=int(np.minimum(counts, model.sequence_length).sum()))
 
     async def embed(body):
         texts = texts_of(body.get("inputs"), "inputs", limits)
-        check_lengths(count_tokens(texts), model, option(body, "truncate", bool, False))
-        vectors = vectors_of(await predictions(pd.DataFrame({model.columns["text"]: texts})),
+        counts = count_tokens(texts)
+        check_lengths(counts, model, option(body, "truncate", bool, False))
+        vectors = vectors_of(await predictions(pd.DataFrame({model.columns["text"]: texts}), counts),
                              option(body, "dimensions", int, None), option(body, "normalize", bool, True), width)
         return vectors.tolist()
 
@@ -86,7 +88,7 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
             raise RouteError(422, f"`encoding_format` must be 'float' or 'base64'; got {encoding!r}.",
                              param="encoding_format")
         counts = np.minimum(count_tokens(texts), model.sequence_length)
-        vectors = vectors_of(await predictions(pd.DataFrame({model.columns["text"]: texts})),
+        vectors = vectors_of(await predictions(pd.DataFrame({model.columns["text"]: texts}), counts),
                              option(body, "dimensions", int, None), model.normalize, width)
         data = [{"object": "embedding", "index": i,
                  "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode() if encoding == "base64"
@@ -102,7 +104,7 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
         pair_tokens = count_tokens([query])[0] + count_tokens(texts) - 1  # [CLS] q [SEP] t [SEP]
         check_lengths(pair_tokens, model, option(body, "truncate", bool, False))
         frame = pd.DataFrame({model.columns["query"]: [query] * len(texts), model.columns["passage"]: texts})
-        scored = await predictions(frame)
+        scored = await predictions(frame, pair_tokens)
         scores = scored["logit" if option(body, "raw_scores", bool, False) else "score"].to_numpy()
         with_text = option(body, "return_text", bool, False)
         return [{"index": int(i), "score": float(scores[i]), **({"text": texts[i]} if with_text else {})}

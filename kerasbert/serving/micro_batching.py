@@ -33,13 +33,15 @@ class MicroBatcher:
         self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kerasbert-predict")
         self.batches = 0
 
-    async def predict(self, frame):
-        """The predictions for `frame`'s rows (a DataFrame in the same order), batched with other calls."""
+    async def predict(self, frame, tokens=None):
+        """The predictions for `frame`'s rows (a DataFrame in the same order), batched with other calls; `tokens`:
+        the frame's tokens where the caller counted them already (else `count_tokens` counts them)."""
         if self.queue is None:
             raise RuntimeError("The batcher is not running: start it with `await batcher.run()` in a task.")
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
-        tokens = self.count_tokens(frame) if self.max_tokens is not None else 0
+        if tokens is None:
+            tokens = self.count_tokens(frame) if self.max_tokens is not None else 0
         await self.queue.put((frame, answer, loop.time(), tokens))
         return await answer
 
