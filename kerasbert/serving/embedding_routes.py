@@ -66,8 +66,9 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
     """The TEI and OpenAI routes `model` (a `BertTextEncoder`, `BertCrossEncoder` or `BertClassifier`) answers (see
     the module docstring); `batcher` predicts DataFrames in micro-batches, `count_tokens` is the model's
     `TokenCounter`."""
-    task = type(getattr(model, "keras_task", model)).__name__
-    width = getattr(getattr(model, "backbone", None), "hidden_dim", None)
+    keras_task = getattr(model, "keras_task", model)  # an OnnxTask's settings are its Keras task's
+    task = type(keras_task).__name__
+    width = keras_task.backbone.hidden_dim
 
     async def predictions(frame, counts):
         """The batcher's predictions of `frame`, whose texts take `counts` tokens (counted once per request)."""
@@ -89,7 +90,7 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
                              param="encoding_format")
         counts = np.minimum(count_tokens(texts), model.sequence_length)
         vectors = vectors_of(await predictions(pd.DataFrame({model.columns["text"]: texts}), counts),
-                             option(body, "dimensions", int, None), model.normalize, width)
+                             option(body, "dimensions", int, None), keras_task.normalize, width)
         data = [{"object": "embedding", "index": i,
                  "embedding": base64.b64encode(vector.astype("<f4").tobytes()).decode() if encoding == "base64"
                  else vector.tolist()} for i, vector in enumerate(vectors)]
@@ -128,13 +129,13 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
 
     def info():
         if task == "BertTextEncoder":
-            kind = {"embedding": {"pooling": model.pooling}}
+            kind = {"embedding": {"pooling": keras_task.pooling}}
         else:
             names = [str(label) for label in model.labels or ["LABEL_0"]] if task == "BertClassifier" else ["LABEL_0"]
             kind = {"classifier" if task == "BertClassifier" else "reranker": {
                 "id2label": {str(i): name for i, name in enumerate(names)},
                 "label2id": {name: i for i, name in enumerate(names)}}}
-        return {"model_id": model_id, "model_sha": None, "model_dtype": model.dtype_policy.compute_dtype,
+        return {"model_id": model_id, "model_sha": None, "model_dtype": keras_task.dtype_policy.compute_dtype,
                 "model_type": kind, "max_concurrent_requests": limits.max_inputs,
                 "max_input_length": model.sequence_length, "max_batch_tokens": limits.max_batch_tokens,
                 "max_client_batch_size": limits.max_inputs, "tokenization_workers": 1, "version": "kerasbert"}

@@ -103,6 +103,11 @@ def test_serve_runtime_onnx_answers_as_the_keras_model(classifier_and_folder, uc
         with serve_in_thread(create_app(model, ServingLimits(max_batch=4, max_wait_ms=5))) as url:
             predictions = httpx.post(f"{url}/predict", json=texts, timeout=60).json()["predictions"]
             metadata = httpx.get(f"{url}/metadata").json()
+            tei = httpx.post(f"{url}/predict", json={"inputs": texts[0]}, timeout=60).json()  # TEI's shape
+            info = httpx.get(f"{url}/info").json()
+    assert {item["label"]: item["score"] for item in tei} == pytest.approx(
+        {str(label): p for label, p in zip(classifier.labels, expected["probabilities"][0])}, abs=1e-4)
+    assert info["model_type"]["classifier"]["id2label"] == {"0": "0", "1": "1"}
     assert [row["label"] for row in predictions] == expected["label"].tolist()
     np.testing.assert_allclose([row["probabilities"] for row in predictions], np.stack(expected["probabilities"]),
                                atol=1e-4)
