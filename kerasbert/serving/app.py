@@ -21,7 +21,6 @@ import dataclasses
 import json
 import time
 
-import numpy as np
 import pandas as pd
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -30,7 +29,7 @@ from starlette.routing import Route
 from kerasbert.doors import entered_through
 from kerasbert.json_records import records
 from kerasbert.serving.embedding_routes import TokenCounter, embedding_routes
-from kerasbert.serving.json_routes import answered
+from kerasbert.serving.json_routes import answered, budget_tokens
 from kerasbert.serving.metrics import MetricsMiddleware, ServerMetrics
 from kerasbert.serving.micro_batching import MicroBatcher
 from kerasbert.serving.openapi import openapi_schema
@@ -110,9 +109,7 @@ def renamed_fields(frame, columns, model_columns):
 def frame_tokens(count_tokens, frame, longest):
     """The tokens a request's texts take, each text with its `[CLS]` and `[SEP]` and at most `longest`."""
     texts = [value for column in frame.columns for value in frame[column] if isinstance(value, str)]
-    if not texts:
-        return 0
-    return int(np.minimum(count_tokens(texts), longest or np.inf).sum())
+    return budget_tokens(count_tokens(texts), longest) if texts else 0
 
 
 def metadata_of(model, limits):

@@ -32,7 +32,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kerasbert.retrieval.exact_index import unit_rows
-from kerasbert.serving.json_routes import RouteError, check_lengths, json_route, option, texts_of
+from kerasbert.serving.json_routes import (
+    RouteError,
+    budget_tokens,
+    check_lengths,
+    json_route,
+    option,
+    texts_of,
+)
 from kerasbert.serving.tei_predict import tei_predict
 
 
@@ -72,7 +79,7 @@ def embedding_routes(model, batcher, limits, model_id, count_tokens):
 
     async def predictions(frame, counts):
         """The batcher's predictions of `frame`, whose texts take `counts` tokens (counted once per request)."""
-        return await batcher.predict(frame, tokens=int(np.minimum(counts, model.sequence_length).sum()))
+        return await batcher.predict(frame, tokens=budget_tokens(counts, model.sequence_length))
 
     async def embed(body):
         texts = texts_of(body.get("inputs"), "inputs", limits)

@@ -8,6 +8,7 @@ Examples:
 
 import json
 
+import numpy as np
 from starlette.responses import JSONResponse
 
 
@@ -46,6 +47,12 @@ def check_lengths(counts, model, truncate):
     if not truncate and counts.max() > limit:
         raise RouteError(413, f"Input validation error: `inputs` must have less than {limit} tokens. Given: "
                               f"{int(counts.max())}. Send `\"truncate\": true` to cut them.")
+
+
+def budget_tokens(counts, longest):
+    """What texts of `counts` tokens take of a micro-batch's token budget: each at most `longest` (the model's
+    length; None: no cap)."""
+    return int(np.minimum(counts, longest or np.inf).sum())
 
 
 def json_route(handler, openai=False):

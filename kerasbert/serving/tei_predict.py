@@ -19,7 +19,7 @@ import asyncio
 import numpy as np
 import pandas as pd
 
-from kerasbert.serving.embedding_routes import RouteError, check_lengths, option
+from kerasbert.serving.json_routes import RouteError, budget_tokens, check_lengths, option
 
 
 def sequence_of(item):
@@ -66,16 +66,17 @@ def tei_predict(model, batcher, limits, count_tokens):
             raise RouteError(413, f"batch size {len(rows)} > maximum allowed batch size {limits.max_inputs}",
                              param="inputs")
         frame = frame_of_rows(model, rows, limits)
+        counts = count_tokens(frame.iloc[:, 0])
+        if frame.shape[1] == 2:
+            counts = counts + count_tokens(frame.iloc[:, 1]) - 1  # [CLS] a [SEP] b [SEP]
         if getattr(model, "long_inputs", None) is None:
-            counts = count_tokens(frame.iloc[:, 0])
-            if frame.shape[1] == 2:
-                counts = counts + count_tokens(frame.iloc[:, 1]) - 1  # [CLS] a [SEP] b [SEP]
             check_lengths(counts, model, option(body, "truncate", bool, False))
         if option(body, "raw_scores", bool, False):
             logits, _ = await asyncio.to_thread(model.predict_outputs, frame, limits.model_batch, verbose=0)
             scores = np.asarray(logits, np.float32)
         else:
-            scores = scores_of(model, await batcher.predict(frame))
+            tokens = budget_tokens(counts, model.sequence_length)
+            scores = scores_of(model, await batcher.predict(frame, tokens=tokens))
         names = [str(label) for label in model.labels] if model.problem_type != "regression" else ["LABEL_0"]
         answers = [[{"score": float(row[i]), "label": names[i]} for i in np.argsort(-row, kind="stable")]
                    for row in scores.reshape(len(frame), -1)]
