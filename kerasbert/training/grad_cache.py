@@ -50,13 +50,10 @@ def tensorflow_step(model, size, data):
     seeds = [variable for variable in model.non_trainable_variables if is_seed_state(variable)]
     weights = model.trainable_weights
 
-    def chunk(i):
-        return keras.tree.map_structure(lambda value: value[i * size:(i + 1) * size], x)
-
     def embed(i, embeddings, states):
         states = tuple(noted.write(i, seed.value) for noted, seed in zip(states, seeds))
         with tf.control_dependencies([noted.flow for noted in states]):
-            vectors = tf.stop_gradient(model(chunk(i), training=True))
+            vectors = tf.stop_gradient(model(chunk_of(x, i * size, size), training=True))
         return i + 1, embeddings.write(i, vectors), states
 
     output = model.outputs[0]
@@ -77,7 +74,7 @@ def tensorflow_step(model, size, data):
     def back_propagate(i, gradients):
         restored = [seed.assign(noted.read(i)) for seed, noted in zip(seeds, states)]
         with tf.control_dependencies(restored), tf.GradientTape() as chunk_tape:
-            vectors = model(chunk(i), training=True)
+            vectors = model(chunk_of(x, i * size, size), training=True)
         added = chunk_tape.gradient(vectors, weights, output_gradients=upstream[i * size:(i + 1) * size])
         return i + 1, tuple(total if grad is None else total + grad for total, grad in zip(gradients, added))
 
