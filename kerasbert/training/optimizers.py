@@ -5,6 +5,7 @@ fused kernel per backend where one exists (TensorFlow's `ResourceApplyAdam`, tor
 """
 
 import math
+import numbers
 import re
 
 import keras
@@ -262,22 +263,52 @@ def default_learning_rate(hidden_dim, fine_tuning="full"):
     return 2e-5
 
 
+OPTIMIZER_NAMES = ("adamw", "lamb")
+
+
 def create_optimizer(total_steps, learning_rate, warmup_fraction=0.1, weight_decay=0.01,
-                     global_clipnorm=1.0, layer_decay=None):
+                     global_clipnorm=1.0, layer_decay=None, optimizer="adamw", gradient_accumulation_steps=None):
     """AdamW (torch's epsilon placement) with `WarmupLinearDecay`, no weight decay on biases and
     LayerNorm, gradients clipped to a global norm of 1 (the settings of HF `Trainer`). `layer_decay`
     (e.g. 0.9): layer-wise learning-rate decay, each block below the top trains `layer_decay` times slower
     (`layer_rate_multipliers`).
 
+    `optimizer="lamb"`: `Lamb` (large batches) with the same schedule and exclusions, epsilon 1e-6 as
+    the LAMB paper. `gradient_accumulation_steps=k`: update once every k batches with their mean gradient
+    (Keras' optimizer option), so k batches of b train as one of k*b; `total_steps` counts updates.
+
     Examples:
         >>> optimizer = create_optimizer(total_steps=1000, learning_rate=5e-5)
         >>> classifier.compile(optimizer=create_optimizer(1000, 1e-4, layer_decay=0.9), loss=..., metrics=...)
+        >>> optimizer = create_optimizer(500, 2e-3, optimizer="lamb", gradient_accumulation_steps=32)
     """
+    if optimizer not in OPTIMIZER_NAMES:
+        raise ValueError(f"optimizer must be one of {list(OPTIMIZER_NAMES)}, got {optimizer!r}; for another "
+                         "optimizer call compile(optimizer=...) yourself.")
+    check_accumulation_steps(gradient_accumulation_steps)
     # HF Trainer's `get_warmup_steps`: ceil(warmup_ratio * total_steps).
     schedule = WarmupLinearDecay(learning_rate, math.ceil(warmup_fraction * total_steps), total_steps)
-    optimizer = AdamW(
+    if optimizer == "lamb":
+        from kerasbert.training.lamb import Lamb
+
+        kind, epsilon = Lamb, 1e-6
+    else:
+        kind, epsilon = AdamW, 1e-8
+    created = kind(
         learning_rate=schedule, weight_decay=weight_decay, beta_1=0.9, beta_2=0.999,
-        epsilon=1e-8, global_clipnorm=global_clipnorm, layer_decay=layer_decay,
+        epsilon=epsilon, global_clipnorm=global_clipnorm, layer_decay=layer_decay,
+        gradient_accumulation_steps=gradient_accumulation_steps,
     )
-    optimizer.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
-    return optimizer
+    created.exclude_from_weight_decay(var_names=NO_DECAY_NAMES)
+    return created
+
+
+def check_accumulation_steps(steps):
+    """None (no accumulation) or an int >= 2."""
+    if steps is None:
+        return
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+        raise TypeError(f"gradient_accumulation_steps must be an int >= 2 or None, got {type(steps).__name__} "
+                        f"{steps!r}.")
+    if steps < 2:
+        raise ValueError(f"gradient_accumulation_steps must be an int >= 2 (or None for no accumulation), got {steps}.")
