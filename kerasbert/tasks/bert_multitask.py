@@ -14,8 +14,8 @@ from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.heads import head_features
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments
 from kerasbert.tasks.task import Task
-from kerasbert.training.fit_arguments import check_learning_rate, check_seed
-from kerasbert.training.optimizers import create_optimizer, default_learning_rate
+from kerasbert.training.fit_arguments import check_seed
+from kerasbert.training.optimizers import create_optimizer, default_learning_rate, updates_of
 
 TASK_KINDS = {"classifier": BertClassifier, "token-classifier": BertTokenClassifier}
 READS = {"classifier": "pooled_output", "token-classifier": "sequence_output"}
@@ -73,7 +73,7 @@ class BertMultiTask(Task):
     # === Training ===
 
     def fit(self, x=None, epochs=1, batch_size=None, mixing="proportional", learning_rate=None, seed=0,
-            verbose="auto", callbacks=None, **kwargs):
+            verbose="auto", callbacks=None, optimizer="adamw", gradient_accumulation_steps=None, **kwargs):
         """Train every head and the shared encoder on `x`, a dict `{task: DataFrame}` (any subset of the tasks).
 
         `mixing`: "proportional" (each epoch holds every task's batches once, shuffled together, as MT-DNN) or
@@ -83,7 +83,8 @@ class BertMultiTask(Task):
         step, counting 0 for the steps of other tasks, while the metrics count only the task's own batches).
         The heads of tasks left out of `x` do not change. A head in `x` gets no gradient from other tasks'
         batches, but, as every Keras optimizer updates every variable each step, AdamW's momentum and weight
-        decay still move it a little there (PyTorch skips parameters without a gradient).
+        decay still move it a little there (PyTorch skips parameters without a gradient). `optimizer="lamb"` and
+        `gradient_accumulation_steps=k` (one update every k steps, whatever their tasks) as in a task's `fit`.
 
         Examples:
             >>> multitask.fit({"mrpc": mrpc_train, "rte": rte_train}, epochs=3, mixing={"mrpc": 1, "rte": 2})
@@ -95,7 +96,7 @@ class BertMultiTask(Task):
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         for name, frame in data.items():
             check_run_arguments(frame, batch_size, epochs)
-        check_learning_rate(learning_rate)
+        defaults = self.checked_optimizer_options(learning_rate, optimizer, gradient_accumulation_steps)
         check_seed(seed)
         mixing = check_mixing(mixing, list(data))
         prepared = {}
@@ -114,7 +115,7 @@ class BertMultiTask(Task):
         label_specs = {name: label_spec(view) for name, view in self.task_views.views.items()}
         with self.heads_fixed(set(self.task_names) - set(data)), self.strategy_scope():
             if not self.compiled or self.default_compiled:
-                self.compile_defaults(steps_per_epoch * epochs, learning_rate)
+                self.compile_defaults(steps_per_epoch * epochs, **defaults)
             self.build_optimizer()
             return keras.Model.fit(self, mixed_batches(datasets, order, label_specs), epochs=epochs,
                                    steps_per_epoch=steps_per_epoch, verbose=progress_verbosity(verbose), callbacks=callbacks,
@@ -132,13 +133,15 @@ class BertMultiTask(Task):
             for head in heads:
                 head.trainable = True
 
-    def compile_defaults(self, total_steps, learning_rate=None):
-        """AdamW with warmup and decay; each task's loss, and its metrics weighted (other tasks' batches
+    def compile_defaults(self, total_steps, learning_rate=None, optimizer="adamw", gradient_accumulation_steps=None):
+        """AdamW (or LAMB) with warmup and decay; each task's loss, and its metrics weighted (other tasks' batches
         carry weight 0 for this task's output, so they count in neither its loss nor its metrics)."""
         views = self.task_views.views
         keras.Model.compile(
             self,
-            optimizer=create_optimizer(total_steps, learning_rate or default_learning_rate(self.backbone.hidden_dim)),
+            optimizer=create_optimizer(updates_of(total_steps, gradient_accumulation_steps),
+                                       learning_rate or default_learning_rate(self.backbone.hidden_dim),
+                                       optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps),
             loss={name: view.default_loss() for name, view in views.items()},
             weighted_metrics={name: (view.default_metrics() or []) + (view.default_weighted_metrics() or [])
                               for name, view in views.items()},

@@ -258,9 +258,9 @@ class BertPretrainer(Task):
             metrics.append(MaskedLMCrossEntropy(name="mlm_loss"))
         return {"mlm": metrics}
 
-    def compile_defaults(self, total_steps, learning_rate=None):
+    def compile_defaults(self, total_steps, learning_rate=None, **options):
         """The Task defaults with the pre-training peak learning rate, 1e-4, unless given."""
-        super().compile_defaults(total_steps, learning_rate or PRETRAINING_LEARNING_RATE)
+        super().compile_defaults(total_steps, learning_rate or PRETRAINING_LEARNING_RATE, **options)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None, learning_rate=None,
             seed=0, group_by_length=False, **kwargs):

@@ -41,7 +41,13 @@ from kerasbert.training.distribution import (
     rows_of,
 )
 from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed, split_for_validation
-from kerasbert.training.optimizers import create_optimizer, default_learning_rate
+from kerasbert.training.optimizers import (
+    check_accumulation_steps,
+    check_optimizer_name,
+    create_optimizer,
+    default_learning_rate,
+    updates_of,
+)
 
 DEFAULT_BATCH_SIZE = 32
 POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
@@ -183,11 +189,13 @@ class PipelineModel(keras.Model):
         self.default_compiled = False
         super().compile(*args, **kwargs)
 
-    def compile_defaults(self, total_steps, learning_rate=None):
-        """AdamW, 10% warmup then linear decay, the task's loss and metrics."""
+    def compile_defaults(self, total_steps, learning_rate=None, optimizer="adamw", gradient_accumulation_steps=None):
+        """AdamW (or `optimizer="lamb"`), 10% warmup then linear decay over the updates of `total_steps`
+        batches (`gradient_accumulation_steps` batches an update), the task's loss and metrics."""
         learning_rate = learning_rate or default_learning_rate(self.backbone.hidden_dim, self.fine_tuning)
         super().compile(
-            optimizer=create_optimizer(total_steps, learning_rate),
+            optimizer=create_optimizer(updates_of(total_steps, gradient_accumulation_steps), learning_rate,
+                                       optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps),
             loss=self.default_loss(),
             metrics=self.default_metrics(),
             weighted_metrics=self.default_weighted_metrics(),
@@ -204,7 +212,7 @@ class PipelineModel(keras.Model):
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, validation_data=None,
             learning_rate=None, seed=0, group_by_length=True, backup_dir=None, cache_features=None, columns=None,
-            **kwargs):
+            optimizer="adamw", gradient_accumulation_steps=None, **kwargs):
         """Keras `fit`, also on DataFrames and lists (see the class docstring of each task).
 
         Unless you called `compile` yourself, each `fit` uses AdamW with `learning_rate`
@@ -222,14 +230,19 @@ class PipelineModel(keras.Model):
         `columns`: `{role: column}` to read from this data, e.g. `{"text": "review"}`; the model keeps them
         (`model.columns`, saved with it), as it does the columns given to its constructor.
 
+        `optimizer="lamb"`: LAMB instead of AdamW (large batches; `kerasbert.training.Lamb`).
+        `gradient_accumulation_steps=k`: one update every k batches with their mean gradient, so that batches
+        of `batch_size` train as batches of k * `batch_size` (k must divide the batches of the fit).
+
         Examples:
             >>> classifier.fit(train_df, epochs=3, backup_dir="sentiment_backup")
+            >>> classifier.fit(train_df, batch_size=8, gradient_accumulation_steps=4)  # as batches of 32
         """
         check_run_arguments(x, batch_size, epochs)
-        check_learning_rate(learning_rate)
         check_seed(seed)
         check_callbacks(kwargs.get("callbacks"))
         check_cache_features(cache_features)
+        defaults = self.checked_optimizer_options(learning_rate, optimizer, gradient_accumulation_steps)
         kwargs["verbose"] = progress_verbosity(kwargs.get("verbose", "auto"))  # no bar's control codes in logs
         if columns is not None:
             self.columns = resolve_columns(self.columns, columns, type(self).__name__, self.nullable_columns)
@@ -237,7 +250,7 @@ class PipelineModel(keras.Model):
         with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
             with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
-                return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, learning_rate,
+                return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, defaults,
                                               seed, group_by_length, backup, cache_features, **kwargs)
 
     def fit_resumable(self, x, backup, **kwargs):
@@ -247,10 +260,10 @@ class PipelineModel(keras.Model):
             kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), backup]
         return super().fit(x, **kwargs)
 
-    def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, learning_rate, seed,
+    def fit_with_defaults(self, x, y, batch_size, epochs, validation_data, defaults, seed,
                           group_by_length, backup, cache_features, **kwargs):
-        """`fit`'s work once its arguments are checked: raw data prepared and batched, compile defaults, then
-        Keras' fit."""
+        """`fit`'s work once its arguments are checked: raw data prepared and batched, compile defaults (with
+        the `defaults` keywords of `compile_defaults`), then Keras' fit."""
         check_weights_are_trainable(self)
         if not is_raw(x):
             if cache_features:
@@ -262,7 +275,7 @@ class PipelineModel(keras.Model):
                 check_batches_split_evenly(rows_of(x), batch_size or DEFAULT_BATCH_SIZE, model=self)
             if not self.compiled or self.default_compiled:
                 steps = self.steps_of(x, batch_size) * epochs
-                self.compile_defaults(steps, learning_rate)
+                self.compile_defaults(steps, **defaults)
             self.build_optimizer()
             return self.fit_resumable(x, backup, y=y, batch_size=batch_size, epochs=epochs,
                                       validation_data=validation_data, **kwargs)
@@ -301,11 +314,25 @@ class PipelineModel(keras.Model):
                              group_by_length=group_by_length, epochs=range(initial_epoch, epochs))
         batches_per_epoch = -(-len(self.example_lengths(prepared)) // batch_size)
         if not self.compiled or self.default_compiled:
-            self.compile_defaults(batches_per_epoch * epochs, learning_rate)
+            self.compile_defaults(batches_per_epoch * epochs, **defaults)
         kwargs.update(steps_per_epoch=batches_per_epoch, initial_epoch=initial_epoch)
         kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
         self.build_optimizer()
         return self.fit_resumable(train, backup, epochs=epochs, validation_data=validation_data, **kwargs)
+
+    def checked_optimizer_options(self, learning_rate, optimizer, gradient_accumulation_steps):
+        """`fit`'s optimizer keywords as `compile_defaults` takes them; refused after a user's `compile`, whose
+        optimizer `fit` keeps."""
+        check_learning_rate(learning_rate)
+        check_accumulation_steps(gradient_accumulation_steps)
+        check_optimizer_name(optimizer)
+        chosen = {"learning_rate": learning_rate, "optimizer": optimizer,
+                  "gradient_accumulation_steps": gradient_accumulation_steps}
+        if self.compiled and not self.default_compiled and (optimizer != "adamw" or gradient_accumulation_steps):
+            raise ValueError("This model was compiled with your own optimizer, which fit keeps: give it the "
+                             "accumulation or LAMB there (kerasbert.training.create_optimizer(..., optimizer="
+                             "'lamb', gradient_accumulation_steps=k)), or compile() nothing and let fit choose.")
+        return chosen
 
     def strategy_scope(self):
         """TensorFlow: the scope of the `tf.distribute` strategy this model was built under (its

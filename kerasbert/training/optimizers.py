@@ -71,6 +71,12 @@ class AdamW(keras.optimizers.AdamW):
     def get_config(self):
         return {**super().get_config(), "layer_decay": self.layer_decay}
 
+    def _get_current_learning_rate(self):
+        # A schedule counts updates (as HF Trainer's scheduler), not accumulated batches as Keras does.
+        if isinstance(self._learning_rate, keras.optimizers.schedules.LearningRateSchedule):
+            return self._learning_rate(self.iterations)
+        return super()._get_current_learning_rate()
+
     def _clip_gradients(self, grads):
         return super()._clip_gradients(summed_over_replicas([summed_slices(g) for g in grads]))
 
@@ -282,9 +288,7 @@ def create_optimizer(total_steps, learning_rate, warmup_fraction=0.1, weight_dec
         >>> classifier.compile(optimizer=create_optimizer(1000, 1e-4, layer_decay=0.9), loss=..., metrics=...)
         >>> optimizer = create_optimizer(500, 2e-3, optimizer="lamb", gradient_accumulation_steps=32)
     """
-    if optimizer not in OPTIMIZER_NAMES:
-        raise ValueError(f"optimizer must be one of {list(OPTIMIZER_NAMES)}, got {optimizer!r}; for another "
-                         "optimizer call compile(optimizer=...) yourself.")
+    check_optimizer_name(optimizer)
     check_accumulation_steps(gradient_accumulation_steps)
     # HF Trainer's `get_warmup_steps`: ceil(warmup_ratio * total_steps).
     schedule = WarmupLinearDecay(learning_rate, math.ceil(warmup_fraction * total_steps), total_steps)
@@ -312,3 +316,29 @@ def check_accumulation_steps(steps):
                         f"{steps!r}.")
     if steps < 2:
         raise ValueError(f"gradient_accumulation_steps must be an int >= 2 (or None for no accumulation), got {steps}.")
+
+
+def check_optimizer_name(optimizer):
+    """One of `OPTIMIZER_NAMES`."""
+    if optimizer not in OPTIMIZER_NAMES:
+        raise ValueError(f"optimizer must be one of {list(OPTIMIZER_NAMES)}, got {optimizer!r}; for another "
+                         "optimizer call compile(optimizer=...) yourself.")
+
+
+def updates_of(batches, gradient_accumulation_steps):
+    """The optimizer updates that `batches` batches make (one every `gradient_accumulation_steps`); a count of
+    batches the steps do not divide is refused, as its last batches' gradients would never be applied.
+
+    Examples:
+        >>> updates_of(120, 4), updates_of(120, None)
+        (30, 120)
+    """
+    if not gradient_accumulation_steps:
+        return batches
+    if batches % gradient_accumulation_steps:
+        divisors = [k for k in range(2, min(batches, 64) + 1) if batches % k == 0]
+        raise ValueError(f"gradient_accumulation_steps={gradient_accumulation_steps} does not divide the {batches} "
+                         f"batches of this fit: the last {batches % gradient_accumulation_steps} would be accumulated "
+                         f"but never applied. Choose steps that divide {batches} (e.g. {divisors[:6] or 'none'}), "
+                         "or another batch_size or number of epochs.")
+    return batches // gradient_accumulation_steps
