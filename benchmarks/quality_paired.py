@@ -46,7 +46,7 @@ from _timing import REPO, emit, markdown_table, run_worker
 from run_all import header
 
 PRESET, SEQUENCE_LENGTH, BATCH_SIZE = "all_minilm_l6_v2_en", 128, 32
-# HF side: kerasbert's defaults (kerasbert/training/optimizers.py: default_learning_rate(384), create_optimizer).
+# HF side: kerasbert's defaults (kerasbert/training/default_optimizer.py: default_learning_rate(384), create_optimizer).
 LEARNING_RATE, WEIGHT_DECAY, WARMUP_FRACTION, MAX_GRAD_NORM = 5e-5, 0.01, 0.1, 1.0
 GLUE = REPO.parent / "shared" / "data" / "glue"
 DATASETS = {"sst2": 1, "mrpc": 2, "uci": 1}  # name: epochs

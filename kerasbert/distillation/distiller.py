@@ -35,8 +35,8 @@ from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, POOLER_ONLY_WITHOUT_GRADIENTS, check_run_arguments
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
+from kerasbert.training.default_optimizer import create_optimizer, default_learning_rate
 from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed
-from kerasbert.training.optimizers import create_optimizer, default_learning_rate
 
 HAS_LABEL = "has_label"  # the batch feature that marks labelled rows (1) and unlabelled ones (0)
 

@@ -14,8 +14,8 @@ from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.heads import head_features
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments
 from kerasbert.tasks.task import Task
+from kerasbert.training.default_optimizer import create_optimizer, default_learning_rate, updates_of
 from kerasbert.training.fit_arguments import check_seed
-from kerasbert.training.optimizers import create_optimizer, default_learning_rate, updates_of
 
 TASK_KINDS = {"classifier": BertClassifier, "token-classifier": BertTokenClassifier}
 READS = {"classifier": "pooled_output", "token-classifier": "sequence_output"}

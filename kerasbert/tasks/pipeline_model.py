@@ -34,6 +34,13 @@ from kerasbert.fine_tuning.frozen_features import caches_features, check_cache_f
 from kerasbert.progress import progress_verbosity
 from kerasbert.tasks.columns import reads_columns, resolve_columns
 from kerasbert.training.backup import TrainingBackup
+from kerasbert.training.default_optimizer import (
+    check_accumulation_steps,
+    check_optimizer_name,
+    create_optimizer,
+    default_learning_rate,
+    updates_of,
+)
 from kerasbert.training.distribution import (
     check_batches_split_evenly,
     check_dataset_splits_evenly,
@@ -41,13 +48,6 @@ from kerasbert.training.distribution import (
     rows_of,
 )
 from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed, split_for_validation
-from kerasbert.training.optimizers import (
-    check_accumulation_steps,
-    check_optimizer_name,
-    create_optimizer,
-    default_learning_rate,
-    updates_of,
-)
 
 DEFAULT_BATCH_SIZE = 32
 POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
@@ -274,7 +274,7 @@ class PipelineModel(keras.Model):
             elif isinstance(x, dict) or hasattr(x, "shape"):
                 check_batches_split_evenly(rows_of(x), batch_size or DEFAULT_BATCH_SIZE, model=self)
             if not self.compiled or self.default_compiled:
-                steps = self.steps_of(x, batch_size) * epochs
+                steps = (kwargs.get("steps_per_epoch") or self.steps_of(x, batch_size)) * epochs
                 self.compile_defaults(steps, **defaults)
             self.build_optimizer()
             return self.fit_resumable(x, backup, y=y, batch_size=batch_size, epochs=epochs,

@@ -4,8 +4,9 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
-from kerasbert.training.optimizers import NO_DECAY_NAMES, AdamW, create_optimizer, default_learning_rate
+from kerasbert.training.default_optimizer import NO_DECAY_NAMES, create_optimizer, default_learning_rate
 from kerasbert.training.lamb import Lamb
+from kerasbert.training.optimizers import AdamW
 from kerasbert.training.schedules import WarmupLinearDecay
 from kerasbert.training.encoder_losses import (
     AnglELoss,

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from kerasbert.tasks import BertClassifier
-from kerasbert.training.optimizers import AdamW, create_optimizer, layer_rate_multipliers
+from kerasbert.training.default_optimizer import create_optimizer
+from kerasbert.training.optimizers import AdamW, layer_rate_multipliers
 
 
 def test_rates_per_variable_path():

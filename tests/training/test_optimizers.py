@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.training.optimizers import AdamW, create_optimizer, summed_slices
+from kerasbert.training.default_optimizer import create_optimizer
+from kerasbert.training.optimizers import AdamW, summed_slices
 
 
 def test_summed_slices_sums_duplicate_rows_and_keeps_the_dense_gradient():
