@@ -28,6 +28,8 @@ from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.masking_config import MaskingConfig
 from kerasbert.data.pretraining_examples import pretraining_examples
+from kerasbert.data.pretraining_shards import prepare_pretraining, read_manifest
+from kerasbert.data.pretraining_stream import PretrainingStream
 from kerasbert.data.sentences import split_sentences
 from kerasbert.data.shipped import available_datasets, load_dataset
 from kerasbert.data.squad import load_squad

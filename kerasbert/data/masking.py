@@ -131,9 +131,17 @@ class MaskedLMMasker:
         return cls(len(vocabulary), tokenizer.mask_token_id, sorted(special_ids), continuation_ids, masking, seed)
 
     def __call__(self, token_ids):
+        return self.with_seed(token_ids, self._generator.make_seeds(1)[:, 0])
+
+    def with_seed(self, token_ids, seed):
+        """A call's outputs, drawn with the stateless `seed` (two ints) instead of the generator's next one: the same
+        ids and seed give the same mask, in any order of calls.
+
+        Examples:
+            >>> masker.with_seed(batch["token_ids"], tf.constant([0, batch_number], tf.int64))
+        """
         ids, valid, restore = _to_dense_batch(token_ids)
-        seed = self._generator.make_seeds(1)[:, 0]
-        return restore(self._mask_batch(ids, valid, seed))
+        return restore(self._mask_batch(ids, valid, tf.cast(seed, tf.int64)))
 
     @tf.function(
         input_signature=[

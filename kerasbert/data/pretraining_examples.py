@@ -27,6 +27,7 @@ from kerasbert.arguments import check_count, check_number
 from kerasbert.data.sentences import split_sentences
 from kerasbert.data.text_corpus import load_text_corpus
 from kerasbert.data.validation import to_dataframe, validate_text_columns
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 NEXT_SENTENCE_TASKS = ("nsp", "sop", None)
 def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sentence="nsp",
@@ -125,21 +126,33 @@ def tokenize_documents(texts, tokenizer):
         >>> tokenize_documents(["Hello there. Bye.", ""], tokenizer)
         [[[7592, 2045, 1012], [9061, 1012]]]
     """
+    corpus = [document for document in sentence_ids(texts, tokenizer) if document]
+    if not corpus:
+        raise ValueError(f"The tokenizer gave no tokens for any of the {len(texts)} documents. Check that "
+                         "the documents hold real text and that the tokenizer suits them.")
+    return corpus
+
+
+def sentence_ids(texts, tokenizer):
+    """For each text, its sentences' token ids (a list of lists of int; sentences without tokens left out, so
+    a text without tokens gives an empty list), tokenised in one batched call.
+
+    Examples:
+        >>> sentence_ids(["Hello there. Bye.", ""], tokenizer)
+        [[[7592, 2045, 1012], [9061, 1012]], []]
+    """
     sentences = [split_sentences(text) for text in texts]
     flat = [sentence for document in sentences for sentence in document]
+    if not flat:
+        return [[] for _ in texts]
     ids = tokenizer.tokenize(flat)
     values, splits = ids.flat_values.numpy().tolist(), ids.row_splits.numpy().tolist()
-    corpus, first = [], 0
+    documents, first = [], 0
     for document in sentences:
         pieces = [values[splits[i]:splits[i + 1]] for i in range(first, first + len(document))]
         first += len(document)
-        pieces = [sentence for sentence in pieces if sentence]
-        if pieces:
-            corpus.append(pieces)
-    if not corpus:
-        raise ValueError(f"The tokenizer gave no tokens for any of the {len(flat)} sentences. Check that "
-                         "the documents hold real text and that the tokenizer suits them.")
-    return corpus
+        documents.append([sentence for sentence in pieces if sentence])
+    return documents
 
 
 def _check_settings(max_sequence_length, next_sentence, short_seq_prob, dupe_factor):
@@ -253,3 +266,13 @@ def _pack(examples, cls_token_id, sep_token_id):
         "token_ids": tf.RaggedTensor.from_row_lengths(np.array(token_ids, dtype=np.int32), lengths),
         "segment_ids": tf.RaggedTensor.from_row_lengths(np.array(segment_ids, dtype=np.int32), lengths),
     }
+
+
+def inputs_and_targets(batch):
+    """A batch dict -> Keras `(inputs, targets, sample_weights)`; NSP weights are ones."""
+    inputs = {name: batch[name] for name in (*PACKED_INPUTS, "mask_positions")}
+    targets, weights = {"mlm": batch["mask_ids"]}, {"mlm": batch["mask_weights"]}
+    if "next_sentence_label" in batch:
+        targets["nsp"] = batch["next_sentence_label"]
+        weights["nsp"] = tf.ones_like(batch["next_sentence_label"], tf.float32)
+    return inputs, targets, weights

@@ -14,14 +14,11 @@ Examples:
     ['text', 'source']
 """
 
-import re
 from pathlib import Path
 
 import pandas as pd
 
-from kerasbert.data._files import read_text
-
-SEPARATORS = {"file": None, "blank_line": re.compile(r"\n(?:[ \t]*\n)+")}
+from kerasbert.data.corpus_files import checked_separator, corpus_files, iter_documents
 
 
 def load_text_corpus(path, document_separator="file", pattern="*.txt"):
@@ -44,28 +41,10 @@ def load_text_corpus(path, document_separator="file", pattern="*.txt"):
         >>> load_text_corpus("notes.txt").iloc[0].source
         'notes.txt'
     """
-    separator = _separator(document_separator)
+    checked_separator(document_separator)
     path = Path(path)
-    if path.is_dir():
-        files = sorted(p for p in path.rglob(pattern) if p.is_file())
-        if not files:
-            raise FileNotFoundError(f"{path}: no files matching {pattern!r} in this folder. "
-                                    "Pass pattern= to match your file names.")
-        sources = [p.relative_to(path).as_posix() for p in files]
-    else:
-        files, sources = [path], [path.name]
     rows = []
-    for file, source in zip(files, sources):
-        text = read_text(file)
-        documents = [text] if separator is None else separator.split(text)
-        rows += [(document.strip(), source) for document in documents if document.strip()]
+    for file in corpus_files(path, pattern):
+        source = file.relative_to(path).as_posix() if path.is_dir() else path.name
+        rows += [(document, source) for document in iter_documents(file, document_separator)]
     return pd.DataFrame(rows, columns=["text", "source"])
-
-
-def _separator(document_separator):
-    if isinstance(document_separator, re.Pattern):
-        return document_separator
-    if document_separator in SEPARATORS:
-        return SEPARATORS[document_separator]
-    raise ValueError(f"document_separator={document_separator!r} is not supported. Use 'file' (one "
-                     "document per file), 'blank_line' (BERT's format), or a compiled re.Pattern.")

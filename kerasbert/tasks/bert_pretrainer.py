@@ -11,7 +11,9 @@ from kerasbert.data.batch_order import BatchOrder
 from kerasbert.data.batching import make_batched_dataset
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.masking_config import MaskingConfig, masking_from_legacy_options
-from kerasbert.data.pretraining_examples import pretraining_examples
+from kerasbert.data.pretraining_examples import inputs_and_targets, pretraining_examples
+from kerasbert.data.pretraining_shards import is_shard_folder
+from kerasbert.data.pretraining_stream import PretrainingStream
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
 from kerasbert.layers.heads import NSPHead
@@ -31,8 +33,8 @@ from kerasbert.tasks.masked_lm_common import (
 )
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
-from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
-from kerasbert.training.distribution import check_batches_split_evenly
+from kerasbert.training.backup import TrainingBackup
+from kerasbert.training.distribution import check_batches_split_evenly, process_share
 
 NSP_HEAD_NAME = "cls.seq_relationship"
 PRETRAINING_LEARNING_RATE = 1e-4  # the BERT paper's pre-training peak learning rate
@@ -195,8 +197,11 @@ class BertPretrainer(Task):
         return MaskedLMMasker.from_tokenizer(self.tokenizer, self.masking, seed)
 
     def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, dynamic=None,
-                            shuffle=False, group_by_length=False, fit_role=None):
+                            shuffle=False, group_by_length=False, fit_role=None, start=0):
         """Documents -> a `tf.data.Dataset` of `(inputs, targets, sample_weights)` batches.
+
+        A shard folder (`kerasbert.data.prepare_pretraining`) gives this process's endless stream
+        (`pretraining_stream`) from batch number `start` on.
 
         Examples are built once with `seed`; masks are drawn with `seed` too: per batch as it is read (a new mask
         each epoch) when `dynamic` (None: the model's `masking.dynamic`), or once here.
@@ -208,8 +213,10 @@ class BertPretrainer(Task):
             >>> sorted(inputs), sorted(targets)
             (['mask_positions', 'padding_mask', 'segment_ids', 'token_ids'], ['mlm', 'nsp'])
         """
-        dynamic = self.masking.dynamic if dynamic is None else dynamic
         masker = self.masker(seed)
+        if is_shard_folder(documents):
+            return self.pretraining_stream(documents, seed).dataset(batch_size, masker, start)
+        dynamic = self.masking.dynamic if dynamic is None else dynamic
         examples = pretraining_examples(
             documents, self.tokenizer, max_sequence_length=self.max_sequence_length,
             next_sentence=self.next_sentence, short_seq_prob=self.short_seq_prob,
@@ -227,6 +234,13 @@ class BertPretrainer(Task):
         if dynamic:  # mapped sequentially, so the same seed gives the same masks
             dataset = dataset.map(lambda batch: {**batch, **masker(batch["token_ids"])})
         return dataset.map(inputs_and_targets).prefetch(tf.data.AUTOTUNE)
+
+    def pretraining_stream(self, folder, seed=0):
+        """The `PretrainingStream` of this process over a shard folder, with this model's example options and
+        the process's share under a multi-process `keras.distribution`."""
+        num_processes, process_index = process_share()
+        return PretrainingStream(folder, self.tokenizer, self.max_sequence_length, self.next_sentence,
+                                 self.short_seq_prob, seed, num_processes, process_index)
 
     def prepare(self, data, with_labels, training=False):
         raise ValueError(
@@ -267,8 +281,20 @@ class BertPretrainer(Task):
         """Pre-train on documents (what `pretraining_examples` reads: a DataFrame with a text column,
         a list or Series of document strings, a file or folder path); Keras-level data (a
         `tf.data.Dataset` or dicts of arrays) passes through. `seed` seeds the examples, the masks and
-        the shuffle; documents as `validation_data` are masked statically with seed 0."""
-        if is_documents(x):
+        the shuffle; documents as `validation_data` are masked statically with seed 0.
+
+        A shard folder (`kerasbert prepare-pretraining`) is read as a stream: each epoch is `steps_per_epoch`
+        batches (default: about one pass over the corpus), and with `backup_dir` a restarted run continues at the
+        batch it had reached (the data position is saved with the weights)."""
+        if is_shard_folder(x):
+            batch_size = batch_size or DEFAULT_BATCH_SIZE
+            start = TrainingBackup(kwargs["backup_dir"]).batches_read() if kwargs.get("backup_dir") else 0
+            kwargs.setdefault("steps_per_epoch",
+                              self.pretraining_stream(x, seed).estimated_batches_per_pass(batch_size))
+            x = self.pretraining_dataset(x, batch_size, seed, start=start)
+            batch_size = None
+            kwargs.setdefault("shuffle", False)  # the stream is already shuffled with `seed`
+        elif is_documents(x):
             if y is not None:
                 raise ValueError("With documents, the targets come from the masking; do not pass `y`.")
             x = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, shuffle=True,
@@ -335,16 +361,6 @@ class BertPretrainer(Task):
 
     def get_config(self):
         return {**super().get_config(), **self.pretraining_options()}
-
-
-def inputs_and_targets(batch):
-    """A batch dict -> Keras `(inputs, targets, sample_weights)`; NSP weights are ones."""
-    inputs = {name: batch[name] for name in (*PACKED_INPUTS, "mask_positions")}
-    targets, weights = {"mlm": batch["mask_ids"]}, {"mlm": batch["mask_weights"]}
-    if "next_sentence_label" in batch:
-        targets["nsp"] = batch["next_sentence_label"]
-        weights["nsp"] = tf.ones_like(batch["next_sentence_label"], tf.float32)
-    return inputs, targets, weights
 
 
 def hf_pretraining_batch(inputs, targets, weights):

@@ -9,6 +9,7 @@ from keras import ops
 
 from kerasbert.arguments import check_number
 from kerasbert.data.masking_config import MaskingConfig
+from kerasbert.data.pretraining_shards import is_shard_folder
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import export_links
 from kerasbert.families.electra.electra_generator import GENERATOR_INPUTS, ElectraGenerator, generator_config_for
@@ -200,7 +201,7 @@ class ElectraPretrainer(BertPretrainer):
     # === Data ===
 
     def pretraining_dataset(self, documents, batch_size=DEFAULT_BATCH_SIZE, seed=0, dynamic=None, shuffle=False,
-                            group_by_length=False, fit_role=None):
+                            group_by_length=False, fit_role=None, start=0):
         """Documents -> a `tf.data.Dataset` of input dicts (see the class docstring), as
         `BertPretrainer.pretraining_dataset` (same arguments) plus `sampling_uniforms` drawn with `seed`.
 
@@ -209,12 +210,19 @@ class ElectraPretrainer(BertPretrainer):
             ['mask_ids', 'mask_positions', 'mask_weights', 'padding_mask', 'sampling_uniforms', 'segment_ids', 'token_ids']
         """
         batches = super().pretraining_dataset(documents, batch_size, seed, dynamic, shuffle, group_by_length,
-                                              fit_role)
-        with tf.device("/CPU:0"):  # where tf.data runs
-            draws = tf.random.Generator.from_seed(seed).split(1)[0]  # a stream of its own, not the masker's
+                                              fit_role, start)
+        if is_shard_folder(documents):  # a stream: batch n's draws from (seed, n), so a resumed run draws the same
+            def seed_of(number):
+                return tf.stack([tf.constant(seed, tf.int64), tf.constant(1 << 40, tf.int64) + number])
 
-        def electra_inputs(inputs, targets, weights):
-            uniforms = tf.random.stateless_uniform(tf.shape(targets["mlm"]), draws.make_seeds(1)[:, 0])
+            batches = batches.enumerate(start=start).map(lambda number, batch: (seed_of(number), *batch))
+        else:
+            with tf.device("/CPU:0"):  # where tf.data runs
+                draws = tf.random.Generator.from_seed(seed).split(1)[0]  # a stream of its own, not the masker's
+            batches = batches.map(lambda *batch: (draws.make_seeds(1)[:, 0], *batch))
+
+        def electra_inputs(draw_seed, inputs, targets, weights):
+            uniforms = tf.random.stateless_uniform(tf.shape(targets["mlm"]), draw_seed)
             return {**inputs, "mask_ids": targets["mlm"], "mask_weights": weights["mlm"],
                     "sampling_uniforms": uniforms}
 

@@ -1,8 +1,9 @@
 """Training that survives a kill: `fit(..., backup_dir=...)` saves the whole training state at the end of
 every epoch and a new `fit` with the same folder continues after the last saved epoch.
 
-The state is the model's weights and the optimizer's (moments, step count: `save_weights` holds both) and
-every random seed generator's state (dropout masks), written as one folder `epoch-NNNN/` that appears only
+The state is the model's weights and the optimizer's (moments, step count: `save_weights` holds both),
+every random seed generator's state (dropout masks) and the data position (batches read, where a stream
+continues), written as one folder `epoch-NNNN/` that appears only
 when complete (see `kerasbert.atomic_files`); the older one is then deleted. With the data order a pure
 function of the seed and the epoch (`Task.fit` replays the shuffles of the finished epochs), a run killed
 mid-epoch and started again ends with the weights of a run never interrupted.
@@ -57,6 +58,13 @@ class TrainingBackup(keras.callbacks.Callback):
                  if path.is_dir() and (match := STATE_FOLDER.match(path.name))]
         return max(saved) if saved else (0, None)
 
+    def batches_read(self):
+        """The data position of the newest state: the batches trained on when it was saved (0 without one)."""
+        _, folder = self.latest()
+        if folder is None:
+            return 0
+        return json.loads((folder / "state.json").read_text(encoding="utf-8")).get("batches_read", 0)
+
     def restore(self, model):
         """Load the newest state into `model` (built, optimizer built); returns the epochs it had done."""
         epochs_done, folder = self.latest()
@@ -80,7 +88,9 @@ class TrainingBackup(keras.callbacks.Callback):
             np.savez(folder / "seed_generators.npz", **{
                 f"generator_{index}": keras.ops.convert_to_numpy(generator.state.value)
                 for index, generator in enumerate(seed_generators(self.model))})
-            (folder / "state.json").write_text(json.dumps({"epochs_done": epoch + 1}), encoding="utf-8")
+            (folder / "state.json").write_text(json.dumps({"epochs_done": epoch + 1,
+                                                           "batches_read": (epoch + 1) * self.params["steps"]}),
+                                               encoding="utf-8")
         for done, path in [(int(m.group(1)), p) for p in self.backup_dir.iterdir()
                            if (m := STATE_FOLDER.match(p.name))]:
             if done < epoch + 1:

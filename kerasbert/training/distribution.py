@@ -29,6 +29,27 @@ def batch_shards():
     return mesh.shape[mesh.axis_names.index(distribution.batch_dim_name)]
 
 
+def process_share():
+    """`(processes, this process's index)` of a multi-process run (JAX after `keras.distribution.initialize`,
+    torch after `torch.distributed.init_process_group`); `(1, 0)` in a single process. Each process reads its
+    own share of a streamed corpus.
+
+    Examples:
+        >>> process_share()
+        (1, 0)
+    """
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return jax.process_count(), jax.process_index()
+    if keras.backend.backend() == "torch":
+        import torch.distributed
+
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            return torch.distributed.get_world_size(), torch.distributed.get_rank()
+    return 1, 0
+
+
 def tf_distribute_replicas(model):
     """Replicas of the `tf.distribute` strategy `model` was built under (1: none, or not TensorFlow)."""
     if keras.backend.backend() != "tensorflow":

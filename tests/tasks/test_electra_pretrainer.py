@@ -14,6 +14,7 @@ import keras
 import numpy as np
 import pytest
 
+from kerasbert.data.pretraining_shards import prepare_pretraining
 from kerasbert.families.bert.bert_backbone import BertBackbone
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 from kerasbert.families.bert_preprocessor import BertPreprocessor
@@ -230,3 +231,18 @@ def test_bad_input_is_a_named_error_before_any_model_is_built(hf_electra, tmp_pa
     with pytest.raises(ValueError, match=r"generator_config: unknown \['width'\], missing \['hidden_dim'\]"):
         ElectraPretrainer(tiny_electra(), BertPreprocessor(tokenizer, sequence_length=32), max_sequence_length=32,
                           generator_config={"num_layers": 1, "num_heads": 1, "width": 8, "intermediate_dim": 16})
+
+
+def test_a_shard_stream_trains_and_resumes_with_the_same_masks_and_draws(tmp_path):
+    tokenizer = BertTokenizer(vocabulary=str(write_vocabulary(tmp_path) / "vocab.txt"))
+    for index, document in enumerate(toy_documents()):
+        (tmp_path / f"doc{index}.txt").write_text(document, encoding="utf-8")
+    prepare_pretraining(sorted(tmp_path.glob("doc*.txt")), tmp_path / "shards", tokenizer, num_workers=1)
+    electra = ElectraPretrainer(tiny_electra(), BertPreprocessor(tokenizer, sequence_length=32), max_sequence_length=32)
+    straight = [batch for _, batch in zip(range(3), electra.pretraining_dataset(tmp_path / "shards", batch_size=4))]
+    resumed = next(iter(electra.pretraining_dataset(tmp_path / "shards", batch_size=4, start=2)))
+    for name, value in straight[2].items():
+        np.testing.assert_array_equal(resumed[name], value, err_msg=name)
+    assert not np.array_equal(straight[0]["sampling_uniforms"], straight[1]["sampling_uniforms"])
+    history = electra.fit(tmp_path / "shards", epochs=1, steps_per_epoch=2, batch_size=4, verbose=0).history
+    assert np.isfinite(history["loss"][0]) and int(electra.optimizer.iterations) == 2
