@@ -6,7 +6,7 @@ import warnings
 
 import click
 
-from kerasbert.cli.model_commands import convert, export, presets, pretrain
+from kerasbert.cli.model_commands import convert, export, prepare_pretraining_command, presets, pretrain
 from kerasbert.cli.serve_command import serve
 from kerasbert.cli.task_commands import evaluate, fit, predict
 from kerasbert.doors import entered_through
@@ -67,7 +67,7 @@ def main():
     """
 
 
-for command in (fit, evaluate, predict, pretrain, convert, export, presets, serve):
+for command in (fit, evaluate, predict, prepare_pretraining_command, pretrain, convert, export, presets, serve):
     main.add_command(command)
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""`kerasbert pretrain`, `convert`, `export` and `presets`: checkpoints and saved models from the shell."""
+"""`kerasbert prepare-pretraining`, `pretrain`, `convert`, `export` and `presets`: corpora, checkpoints and saved
+models from the shell."""
 
 import time
 
@@ -83,6 +84,39 @@ def export(model_file, destination, fmt, quantize):
     click.echo(f"Wrote {'SavedModel' if fmt == 'saved_model' else 'ONNX folder'} {destination}", err=True)
 
 
+@click.command("prepare-pretraining")
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--output", required=True, help="The shard folder to write; run again to finish an interrupted run.")
+@click.option("--preset", default="bert_tiny_en_uncased", show_default=True,
+              help="The model whose tokenizer tokenises the text.")
+@click.option("--document-separator", type=click.Choice(["file", "blank_line"]), default="file", show_default=True,
+              help="Plain text: one document per file, or blank lines between documents (BERT's format).")
+@click.option("--text-field", default="text", show_default=True, help="The field of a JSON Lines record with the text.")
+@click.option("--shard-megabytes", type=click.FloatRange(min=0, min_open=True), default=64.0, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes tokenising [default: CPUs].")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Shuffles the documents inside each shard.")
+def prepare_pretraining_command(sources, output, preset, document_separator, text_field, shard_megabytes, workers,
+                                seed):
+    """Tokenise SOURCES (text files, .gz, JSON Lines, folders of them) into shards that `kerasbert pretrain`
+    streams: a corpus larger than memory, prepared in parallel once.
+
+    \b
+    Example:
+        kerasbert prepare-pretraining wiki/ books.jsonl.gz --output corpus_shards --preset bert_base_en_uncased
+        kerasbert pretrain corpus_shards --preset bert_base_en_uncased --output my_bert --steps-per-epoch 1000
+    """
+    from kerasbert.data.pretraining_shards import prepare_pretraining
+    from kerasbert.families.family import tokenizer_from_preset
+
+    started = time.perf_counter()
+    manifest = prepare_pretraining(list(sources), output, tokenizer_from_preset(preset),
+                                   shard_megabytes=shard_megabytes, num_workers=workers, seed=seed,
+                                   document_separator=document_separator, text_field=text_field)
+    click.echo(f"Wrote {len(manifest['shards'])} shards to {output}: {manifest['documents']:,} documents, "
+               f"{manifest['tokens']:,} tokens ({time.perf_counter() - started:.0f} s)", err=True)
+
+
 @click.command()
 @click.argument("sources", nargs=-1, required=True)
 @click.option("--preset", default="bert_tiny_en_uncased", show_default=True,
@@ -96,27 +130,51 @@ def export(model_file, destination, fmt, quantize):
               help="Tokens per pre-training example.")
 @click.option("--next-sentence/--no-next-sentence", default=True, show_default=True,
               help="Train next-sentence prediction as well as the masked LM.")
+@click.option("--steps-per-epoch", type=click.IntRange(min=1), default=None,
+              help="With a shard folder: batches per epoch [default: about one pass].")
+@click.option("--optimizer", type=click.Choice(["adamw", "lamb"]), default="adamw", show_default=True)
+@click.option("--gradient-accumulation-steps", type=click.IntRange(min=2), default=None,
+              help="Update once every this many batches (batches of batch-size x this).")
+@click.option("--learning-rate", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Peak learning rate [default: 1e-4].")
+@click.option("--backup-dir", default=None, help="Save the state each epoch; run again to continue after a kill.")
 @click.option("--seed", type=int, default=0, show_default=True)
-def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_length, next_sentence, seed):
-    """Pre-train (masked LM + next sentence) on text files or folders of .txt files; write a preset.
+def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_length, next_sentence, steps_per_epoch,
+             optimizer, gradient_accumulation_steps, learning_rate, backup_dir, seed):
+    """Pre-train (masked LM + next sentence) on text files or folders of .txt files, or on one shard folder of
+    `kerasbert prepare-pretraining` (streamed); write a preset.
 
     Each file is a document; every task model's from_preset reads the written folder.
 
     \b
     Example:
         kerasbert pretrain austen/ --output austen_bert --epochs 3
+        kerasbert pretrain corpus_shards --output my_bert --optimizer lamb --gradient-accumulation-steps 32
         kerasbert fit uci_sentiment --preset austen_bert
     """
     import pandas as pd
 
+    from kerasbert.data.pretraining_shards import is_shard_folder, read_manifest
     from kerasbert.data.text_corpus import load_text_corpus
     from kerasbert.tasks import BertPretrainer
 
-    documents = pd.concat([load_text_corpus(source) for source in sources], ignore_index=True)
+    options = {"optimizer": optimizer, "gradient_accumulation_steps": gradient_accumulation_steps,
+               "learning_rate": learning_rate, "backup_dir": backup_dir}
+    if len(sources) == 1 and is_shard_folder(sources[0]):
+        data = sources[0]
+        described = f"{read_manifest(data)['documents']:,} documents (streamed)"
+        options["steps_per_epoch"] = steps_per_epoch
+    else:
+        if steps_per_epoch is not None:
+            raise click.BadParameter("applies to a shard folder (kerasbert prepare-pretraining).",
+                                     param_hint="--steps-per-epoch")
+        data = pd.concat([load_text_corpus(source) for source in sources], ignore_index=True)
+        described = f"{len(data)} documents"
     model = BertPretrainer.from_preset(preset, load_weights=not from_scratch, max_sequence_length=max_length,
                                        next_sentence="nsp" if next_sentence else None)
-    click.echo(f"Pre-training {preset} on {len(documents)} documents", err=True)
+    click.echo(f"Pre-training {preset} on {described}", err=True)
     started = time.perf_counter()
-    model.fit(documents, epochs=epochs, batch_size=batch_size, seed=seed)
+    model.fit(data, epochs=epochs, batch_size=batch_size, seed=seed,
+              **{name: value for name, value in options.items() if value is not None})
     model.save_to_preset(output)
     click.echo(f"Wrote preset {output} ({time.perf_counter() - started:.0f} s)", err=True)

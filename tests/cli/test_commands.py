@@ -55,7 +55,8 @@ def test_fit_then_predict_from_stdin_as_a_subprocess(tiny_preset, uci_reviews, t
 
 
 def test_help_shows_a_working_example_for_every_command():
-    for command in ("fit", "evaluate", "predict", "pretrain", "convert", "export", "presets", "serve"):
+    for command in ("fit", "evaluate", "predict", "prepare-pretraining", "pretrain", "convert", "export", "presets",
+                    "serve"):
         result = CliRunner().invoke(main, [command, "--help"])
         assert result.exit_code == 0 and "Example:" in result.output and "kerasbert " + command in result.output
 
@@ -147,6 +148,29 @@ def test_pretrain_writes_a_preset_that_fit_reads(tiny_preset, tmp_path):
     card = (tmp_path / "austen_bert" / "README.md").read_text()  # save_to_preset writes the model card
     assert card.startswith("# BertPretrainer") and "1 layers, hidden 16" in card and "## Versions" in card
     assert BertClassifier.from_preset(tmp_path / "austen_bert", num_classes=2).backbone.num_layers == 1
+
+
+def test_prepare_pretraining_then_pretrain_on_the_stream(tiny_preset, tmp_path):
+    from kerasbert.data.pretraining_shards import read_manifest
+    from kerasbert.data.shipped import load_dataset
+
+    chapters = load_dataset("jane_austen", "test").groupby(["book", "chapter"], sort=False)["text"].agg("\n".join)
+    (tmp_path / "austen.jsonl").write_text("".join(json.dumps({"body": text}) + "\n" for text in chapters[:8]),
+                                           encoding="utf-8")
+    result = CliRunner().invoke(main, ["prepare-pretraining", str(tmp_path / "austen.jsonl"), "--output",
+                                       str(tmp_path / "shards"), "--preset", str(tiny_preset), "--text-field", "body",
+                                       "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert read_manifest(tmp_path / "shards")["documents"] == 8 and "8 documents" in result.output
+    result = CliRunner().invoke(main, ["pretrain", str(tmp_path / "shards"), "--preset", str(tiny_preset),
+                                       "--output", str(tmp_path / "streamed_bert"), "--max-length", "32",
+                                       "--batch-size", "4", "--steps-per-epoch", "4", "--gradient-accumulation-steps",
+                                       "2", "--optimizer", "lamb"])
+    assert result.exit_code == 0, result.output
+    assert "8 documents (streamed)" in result.output and (tmp_path / "streamed_bert" / "heads.safetensors").is_file()
+    result = CliRunner().invoke(main, ["pretrain", str(tmp_path / "austen.jsonl"), "--output", str(tmp_path / "x"),
+                                       "--steps-per-epoch", "4"])
+    assert result.exit_code != 0 and "applies to a shard folder" in result.output
 
 
 def test_messages_propose_flags_the_commands_take(tiny_preset, tiny_classifier_file, uci_reviews, tmp_path):
