@@ -184,24 +184,48 @@ def interleaved(paths, cycle_length):
 
 
 def records(path):
-    """The documents of one shard: lists of sentences (lists of token ids)."""
+    """The documents of one shard, each a `ShardDocument`."""
     for record in record_bytes(path):
         features = tf.train.Example.FromString(record).features.feature
-        tokens = list(features["token_ids"].int64_list.value)
-        sentences, first = [], 0
-        for length in features["sentence_lengths"].int64_list.value:
-            sentences.append(tokens[first:first + length])
-            first += length
-        yield sentences
+        yield ShardDocument(np.array(features["token_ids"].int64_list.value, np.int32),
+                            features["sentence_lengths"].int64_list.value)
+
+
+class ShardDocument:
+    """A document's sentences as one int32 array (4 bytes a token, a tenth of Python lists of ints); a sentence
+    (`document[i]`) or a run of them (`document[i:]`) comes out as Python lists, as `pretraining_examples` takes.
+
+    Examples:
+        >>> document = ShardDocument(np.array([7, 8, 9], np.int32), [2, 1])
+        >>> len(document), document[1], document[0:]
+        (2, [9], [[7, 8], [9]])
+    """
+
+    def __init__(self, tokens, sentence_lengths):
+        self.tokens = tokens
+        self.starts = np.concatenate([[0], np.cumsum(sentence_lengths, dtype=np.int64)])
+
+    def __len__(self):
+        return len(self.starts) - 1
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        return self.tokens[self.starts[index]:self.starts[index + 1]].tolist()
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 def packed(segments, cls_id, sep_id):
-    """`[CLS] A [SEP] (B [SEP])` ids and their segment ids."""
+    """`[CLS] A [SEP] (B [SEP])` ids (int32) and their segment ids (int8), compact while they wait in the buffer."""
     token_ids, segment_ids = [cls_id], [0]
     for segment_id, segment in enumerate(segments):
         token_ids += [*segment, sep_id]
         segment_ids += [segment_id] * (len(segment) + 1)
-    return token_ids, segment_ids
+    return np.array(token_ids, np.int32), np.array(segment_ids, np.int8)
 
 
 def record_bytes(path):
