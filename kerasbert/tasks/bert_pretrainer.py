@@ -1,6 +1,7 @@
 """BertPretrainer: BERT pre-training from documents, masked LM plus next-sentence (or sentence-order)
 prediction, as HF `BertForPreTraining` and Google's `run_pretraining.py`."""
 
+import contextlib
 
 import keras
 import numpy as np
@@ -34,7 +35,13 @@ from kerasbert.tasks.masked_lm_common import (
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.training.backup import TrainingBackup
-from kerasbert.training.distribution import check_batches_split_evenly, process_share
+from kerasbert.training.distribution import (
+    batches_already_per_process,
+    check_batches_split_evenly,
+    process_batch_size,
+    process_share,
+    this_process_rows,
+)
 
 NSP_HEAD_NAME = "cls.seq_relationship"
 PRETRAINING_LEARNING_RATE = 1e-4  # the BERT paper's pre-training peak learning rate
@@ -286,28 +293,32 @@ class BertPretrainer(Task):
         A shard folder (`kerasbert prepare-pretraining`) is read as a stream: each epoch is `steps_per_epoch`
         batches (default: about one pass over the corpus), and with `backup_dir` a restarted run continues at the
         batch it had reached (the data position is saved with the weights)."""
+        made_here = is_documents(x)
         if is_shard_folder(x):
             batch_size = batch_size or DEFAULT_BATCH_SIZE
             start = TrainingBackup(kwargs["backup_dir"]).batches_read() if kwargs.get("backup_dir") else 0
+            local_batch = process_batch_size(batch_size)
             kwargs.setdefault("steps_per_epoch",
-                              self.pretraining_stream(x, seed).estimated_batches_per_pass(batch_size))
-            x = self.pretraining_dataset(x, batch_size, seed, start=start)
+                              self.pretraining_stream(x, seed).estimated_batches_per_pass(local_batch))
+            x = self.pretraining_dataset(x, local_batch, seed, start=start)  # this process's own shards
             batch_size = None
             kwargs.setdefault("shuffle", False)  # the stream is already shuffled with `seed`
         elif is_documents(x):
             if y is not None:
                 raise ValueError("With documents, the targets come from the masking; do not pass `y`.")
-            x = self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, shuffle=True,
-                                         group_by_length=group_by_length, fit_role="the training data")
+            x = this_process_rows(self.pretraining_dataset(x, batch_size or DEFAULT_BATCH_SIZE, seed, shuffle=True,
+                                                           group_by_length=group_by_length,
+                                                           fit_role="the training data"))
             batch_size = None
             kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
         else:
             check_keras_data(x, DOCUMENTS_HINT, "fit")
         if is_documents(validation_data):
-            validation_data = self.pretraining_dataset(validation_data, batch_size or DEFAULT_BATCH_SIZE,
-                                                       dynamic=False, fit_role="the validation data")
-        return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
-                           learning_rate=learning_rate, seed=seed, group_by_length=group_by_length, **kwargs)
+            validation_data = this_process_rows(self.pretraining_dataset(
+                validation_data, batch_size or DEFAULT_BATCH_SIZE, dynamic=False, fit_role="the validation data"))
+        with batches_already_per_process() if made_here else contextlib.nullcontext():
+            return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
+                               learning_rate=learning_rate, seed=seed, group_by_length=group_by_length, **kwargs)
 
     @reads_columns
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", seed=0, **kwargs):

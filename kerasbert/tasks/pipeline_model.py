@@ -42,10 +42,12 @@ from kerasbert.training.default_optimizer import (
     updates_of,
 )
 from kerasbert.training.distribution import (
+    batches_already_per_process,
     check_batches_split_evenly,
     check_dataset_splits_evenly,
     check_weights_are_trainable,
     rows_of,
+    this_process_rows,
 )
 from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed, split_for_validation
 
@@ -296,8 +298,8 @@ class PipelineModel(keras.Model):
                                        model=self)
             if caching:
                 validation = with_frozen_features(self, validation)
-            validation_data = self.batches(validation, with_labels=True, batch_size=batch_size,
-                                           order=self.length_order(validation))
+            validation_data = this_process_rows(self.batches(validation, with_labels=True, batch_size=batch_size,
+                                                             order=self.length_order(validation)))
         if kwargs.get("class_weight") == "balanced":
             kwargs["class_weight"] = self.balanced_class_weight(prepared)
         elif kwargs.get("class_weight") is not None:
@@ -310,15 +312,17 @@ class PipelineModel(keras.Model):
         initial_epoch = backup.latest()[0] if backup is not None else kwargs.pop("initial_epoch", 0)
         if caching:
             prepared = with_frozen_features(self, prepared)
-        train = self.batches(prepared, with_labels=True, training=True, batch_size=batch_size, seed=seed,
-                             group_by_length=group_by_length, epochs=range(initial_epoch, epochs))
+        train = this_process_rows(self.batches(prepared, with_labels=True, training=True, batch_size=batch_size,
+                                               seed=seed, group_by_length=group_by_length,
+                                               epochs=range(initial_epoch, epochs)))
         batches_per_epoch = -(-len(self.example_lengths(prepared)) // batch_size)
         if not self.compiled or self.default_compiled:
             self.compile_defaults(batches_per_epoch * epochs, **defaults)
         kwargs.update(steps_per_epoch=batches_per_epoch, initial_epoch=initial_epoch)
         kwargs.setdefault("shuffle", False)  # the dataset is already shuffled with `seed`
         self.build_optimizer()
-        return self.fit_resumable(train, backup, epochs=epochs, validation_data=validation_data, **kwargs)
+        with batches_already_per_process():  # several processes: each fits its rows of every batch
+            return self.fit_resumable(train, backup, epochs=epochs, validation_data=validation_data, **kwargs)
 
     def checked_optimizer_options(self, learning_rate, optimizer, gradient_accumulation_steps):
         """`fit`'s optimizer keywords as `compile_defaults` takes them; refused after a user's `compile`, whose

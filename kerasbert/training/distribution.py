@@ -13,6 +13,7 @@ Examples:
     >>> check_batches_split_evenly(31, 8)  # ValueError: batch 3 of the training data has 7 examples
 """
 
+import contextlib
 import warnings
 
 import keras
@@ -48,6 +49,57 @@ def process_share():
         if torch.distributed.is_available() and torch.distributed.is_initialized():
             return torch.distributed.get_world_size(), torch.distributed.get_rank()
     return 1, 0
+
+
+def process_batch_size(batch_size):
+    """A global `batch_size`'s share of each process (refused unless the processes divide it).
+
+    Examples:
+        >>> process_batch_size(256)  # 2 processes
+        128
+    """
+    processes, _ = process_share()
+    if batch_size % processes:
+        raise ValueError(f"batch_size={batch_size} is the global batch of {processes} processes, which must divide "
+                         f"it: use a multiple of {processes}.")
+    return batch_size // processes
+
+
+def this_process_rows(dataset):
+    """Each batch of `dataset` (the global batch, built alike in every process from the same data and seed) cut to
+    this process's equal share of its rows, in process order; the dataset unchanged in a single process. The
+    batch was padded whole, so every process's share has the same shape, as JAX's global arrays need.
+
+    Examples:
+        >>> local = this_process_rows(global_batches)  # process 1 of 2: rows 4-7 of each batch of 8
+    """
+    import tensorflow as tf
+
+    processes, index = process_share()
+    if processes == 1:
+        return dataset
+
+    def share(*parts):
+        rows = tf.shape(tf.nest.flatten(parts)[0])[0] // processes
+        cut = tf.nest.map_structure(lambda tensor: tensor[index * rows:(index + 1) * rows], parts)
+        return cut if len(cut) > 1 else cut[0]
+
+    return dataset.map(share)
+
+
+@contextlib.contextmanager
+def batches_already_per_process():
+    """Keras' fit without its own per-process sharding of a dataset (`auto_shard_dataset`), for data that
+    `this_process_rows` or a per-process stream has sharded already."""
+    distribution = keras.distribution.distribution()
+    if distribution is None or process_share()[0] == 1 or not getattr(distribution, "auto_shard_dataset", False):
+        yield
+        return
+    distribution.auto_shard_dataset = False
+    try:
+        yield
+    finally:
+        distribution.auto_shard_dataset = True
 
 
 def tf_distribute_replicas(model):
