@@ -139,8 +139,16 @@ def prepare_pretraining_command(sources, output, preset, document_separator, tex
               help="Peak learning rate [default: 1e-4].")
 @click.option("--backup-dir", default=None, help="Save the state each epoch; run again to continue after a kill.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--num-processes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes of a data-parallel run (JAX backend): one per host or GPU, the same command in each.")
+@click.option("--process-id", type=click.IntRange(min=0), default=0, show_default=True,
+              help="This process's number, 0 to num-processes - 1; 0 is the coordinator.")
+@click.option("--coordinator", default=None, help="host:port of process 0, reachable from every process.")
+@click.option("--join-timeout", type=click.IntRange(min=1), default=120, show_default=True,
+              help="Seconds to wait for the coordinator.")
 def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_length, next_sentence, steps_per_epoch,
-             optimizer, gradient_accumulation_steps, learning_rate, backup_dir, seed):
+             optimizer, gradient_accumulation_steps, learning_rate, backup_dir, seed, num_processes, process_id,
+             coordinator, join_timeout):
     """Pre-train (masked LM + next sentence) on text files or folders of .txt files, or on one shard folder of
     `kerasbert prepare-pretraining` (streamed); write a preset.
 
@@ -150,7 +158,12 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
     Example:
         kerasbert pretrain austen/ --output austen_bert --epochs 3
         kerasbert pretrain corpus_shards --output my_bert --optimizer lamb --gradient-accumulation-steps 32
+        KERAS_BACKEND=jax kerasbert pretrain corpus_shards --output my_bert --batch-size 256 \\
+            --num-processes 2 --process-id 0 --coordinator 10.0.0.1:1234   # and --process-id 1 on the other host
         kerasbert fit uci_sentiment --preset austen_bert
+
+    With several processes --batch-size is the global batch; each process reads its own shards and only
+    process 0 writes the preset.
     """
     import pandas as pd
 
@@ -158,6 +171,15 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
     from kerasbert.data.text_corpus import load_text_corpus
     from kerasbert.tasks import BertPretrainer
 
+    if process_id >= num_processes:
+        raise click.BadParameter(f"{process_id} is not a process of {num_processes}: number them 0 to "
+                                 f"{num_processes - 1}.", param_hint="--process-id")
+    if num_processes > 1:
+        if coordinator is None:
+            raise click.BadParameter("several processes need the coordinator's host:port.", param_hint="--coordinator")
+        from kerasbert.training.distribution import join_processes
+
+        join_processes(coordinator, num_processes, process_id, timeout=join_timeout)
     options = {"optimizer": optimizer, "gradient_accumulation_steps": gradient_accumulation_steps,
                "learning_rate": learning_rate, "backup_dir": backup_dir}
     if len(sources) == 1 and is_shard_folder(sources[0]):
@@ -176,5 +198,6 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
     started = time.perf_counter()
     model.fit(data, epochs=epochs, batch_size=batch_size, seed=seed,
               **{name: value for name, value in options.items() if value is not None})
-    model.save_to_preset(output)
-    click.echo(f"Wrote preset {output} ({time.perf_counter() - started:.0f} s)", err=True)
+    if process_id == 0:
+        model.save_to_preset(output)
+        click.echo(f"Wrote preset {output} ({time.perf_counter() - started:.0f} s)", err=True)

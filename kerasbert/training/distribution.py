@@ -18,6 +18,7 @@ import warnings
 
 import keras
 
+from kerasbert.arguments import check_count
 from kerasbert.training.cpu_features import warn_if_bfloat16_is_slow_here
 
 
@@ -49,6 +50,40 @@ def process_share():
         if torch.distributed.is_available() and torch.distributed.is_initialized():
             return torch.distributed.get_world_size(), torch.distributed.get_rank()
     return 1, 0
+
+
+def join_processes(coordinator, num_processes, process_id, timeout=120):
+    """Join a data-parallel run of `num_processes` processes (JAX backend: `jax.distributed`, gloo collectives on
+    CPU; one per host, or per GPU), then train data-parallel over every process's devices
+    (`keras.distribution.DataParallel`). Process 0 serves as coordinator at `coordinator` ("host:port", reachable
+    from every process). Bad settings are named errors: a process id out of range, another backend, a
+    coordinator that does not answer within `timeout` seconds.
+
+    Examples:
+        >>> join_processes("10.0.0.1:1234", num_processes=2, process_id=0)   # on host 10.0.0.1
+        >>> join_processes("10.0.0.1:1234", num_processes=2, process_id=1)   # on the other host
+    """
+    check_count("num_processes", num_processes)
+    check_count("process_id", process_id, 0, num_processes - 1, hint=f" Processes are numbered 0 to {num_processes - 1}.")
+    check_count("timeout", timeout)
+    host, _, port = str(coordinator).rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"coordinator must be host:port (process 0's address), got {coordinator!r}.")
+    if keras.backend.backend() != "jax":
+        raise ValueError(f"Several processes train on the JAX backend (KERAS_BACKEND=jax); this is "
+                         f"{keras.backend.backend()}. Keras {keras.__version__} has no multi-process torch "
+                         "distribution, and TensorFlow's MultiWorkerMirroredStrategy is not supported by kerasbert.")
+    import jax
+
+    if jax.default_backend() == "cpu":
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    try:
+        jax.distributed.initialize(coordinator, num_processes, process_id, initialization_timeout=timeout)
+    except Exception as error:  # noqa: BLE001 - jax raises its runtime's errors; each becomes one named error
+        raise RuntimeError(f"Process {process_id} of {num_processes} could not join the run at {coordinator} within "
+                           f"{timeout} s ({str(error).splitlines()[0][:200]}). Start process 0 on that host and "
+                           "port, and check that every process can reach it.") from None
+    keras.distribution.set_distribution(keras.distribution.DataParallel())
 
 
 def process_batch_size(batch_size):

@@ -4,8 +4,10 @@ and their bad inputs in-process through click's runner. Bad input ends in one `E
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import keras
@@ -171,6 +173,29 @@ def test_prepare_pretraining_then_pretrain_on_the_stream(tiny_preset, tmp_path):
     result = CliRunner().invoke(main, ["pretrain", str(tmp_path / "austen.jsonl"), "--output", str(tmp_path / "x"),
                                        "--steps-per-epoch", "4"])
     assert result.exit_code != 0 and "applies to a shard folder" in result.output
+
+
+def test_bad_multi_process_settings_are_named_errors_not_hangs(tiny_preset, tmp_path):
+    base = ["pretrain", str(tmp_path), "--preset", str(tiny_preset), "--output", str(tmp_path / "never")]
+    result = CliRunner().invoke(main, [*base, "--num-processes", "2", "--process-id", "2", "--coordinator", "x:1"])
+    assert result.exit_code != 0 and "2 is not a process of 2: number them 0 to 1" in result.output
+    result = CliRunner().invoke(main, [*base, "--num-processes", "2", "--process-id", "1"])
+    assert result.exit_code != 0 and "several processes need the coordinator's host:port" in result.output
+    if keras.backend.backend() != "jax":
+        result = CliRunner().invoke(main, [*base, "--num-processes", "2", "--process-id", "1", "--coordinator",
+                                           "localhost:1"])
+        assert result.exit_code == 1 and "Several processes train on the JAX backend" in result.output
+    # A coordinator that never answers: process 1 gives up after --join-timeout with a named error.
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        port = sock.getsockname()[1]
+    started = time.perf_counter()
+    done = subprocess.run([str(SCRIPT), *base, "--num-processes", "2", "--process-id", "1", "--coordinator",
+                           f"localhost:{port}", "--join-timeout", "3"],
+                          env={**os.environ, "KERAS_BACKEND": "jax"}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert f"could not join the run at localhost:{port} within 3 s" in done.stderr
+    assert time.perf_counter() - started < 120
 
 
 def test_messages_propose_flags_the_commands_take(tiny_preset, tiny_classifier_file, uci_reviews, tmp_path):
