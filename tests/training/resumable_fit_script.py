@@ -4,6 +4,7 @@
 import os
 import signal
 import sys
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -11,22 +12,16 @@ import numpy as np
 from kerasbert.data.shipped import load_dataset
 from kerasbert.tasks import BertClassifier
 
+sys.path.insert(0, str(Path(__file__).parent))
+from at_batch import AtBatch  # noqa: E402
 
-class KillAt(keras.callbacks.Callback):
-    def __init__(self, epoch, batch):
-        super().__init__()
-        self.epoch, self.batch, self.current_epoch = epoch, batch, 0
 
-    def on_epoch_begin(self, epoch, logs=None):
-        self.current_epoch = epoch
-
-    def on_train_batch_end(self, batch, logs=None):
-        if (self.current_epoch, batch) == (self.epoch, self.batch):
-            os.kill(os.getpid(), signal.SIGKILL)
+def kill():
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 preset, backup_dir, output = sys.argv[1:4]
-callbacks = [KillAt(*map(int, sys.argv[4].split(":")))] if len(sys.argv) > 4 else []
+callbacks = [AtBatch(*map(int, sys.argv[4].split(":")), kill)] if len(sys.argv) > 4 else []
 keras.utils.set_random_seed(0)
 train = load_dataset("uci_sentiment", "train").iloc[:40]
 classifier = BertClassifier.from_preset(preset, labels=[0, 1], sequence_length=32)

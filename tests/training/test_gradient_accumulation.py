@@ -35,9 +35,9 @@ ACCUMULATED = {"batch_size": 4, "gradient_accumulation_steps": 2}
 
 @pytest.mark.all_backends
 def test_two_batches_of_four_train_as_one_of_eight(tiny_preset, uci_reviews):
-    # Eight real reviews, three epochs: each epoch is one update either way, of the same eight rows.
+    # Eight real reviews, three epochs: each epoch is one update either way, of the same eight rows. SGD's step is
+    # the gradient: the weights are equal to float rounding.
     reviews = uci_reviews[0].head(8)
-    # SGD's step is the gradient: the weights are equal to float rounding.
     runs = {}
     for name, steps in {"whole": None, "accumulated": 2}.items():
         classifier = tiny_classifier(tiny_preset)
@@ -46,9 +46,14 @@ def test_two_batches_of_four_train_as_one_of_eight(tiny_preset, uci_reviews):
                            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         runs[name] = trained_weights(classifier, reviews, batch_size=8 // (steps or 1))
     assert_same_weights(runs["accumulated"], runs["whole"], start)
-    # fit's own AdamW, its schedule counting updates: Adam divides by sqrt(v), so a gradient near zero turns its
-    # rounding noise into up to ~1% of the learning rate (a wrong schedule or a lost batch is ~50%).
+
+
+def test_fits_own_adamw_accumulates_with_its_schedule_counting_updates(tiny_preset, uci_reviews):
+    # Adam divides by sqrt(v), so a gradient near zero turns its rounding noise into up to ~1% of the learning
+    # rate (a schedule counting batches, or a lost batch, moves weights by ~50% of it).
+    reviews = uci_reviews[0].head(8)
     classifier = tiny_classifier(tiny_preset)
+    start = {weight.path: np.array(weight) for weight in classifier.weights}
     whole = trained_weights(classifier, reviews, batch_size=8, learning_rate=1e-3)
     classifier = tiny_classifier(tiny_preset)
     accumulated = trained_weights(classifier, reviews, learning_rate=1e-3, **ACCUMULATED)
