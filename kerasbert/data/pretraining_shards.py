@@ -67,14 +67,15 @@ def prepare_pretraining(inputs, output_dir, tokenizer, *, shard_megabytes=64, nu
             "document_separator": document_separator if isinstance(document_separator, str) else document_separator.pattern,
             "inputs": [{"path": str(file.resolve()), "bytes": file.stat().st_size} for file in files]}
     claim_folder(output, plan)
-    jobs = [(index, file, output, tokenizer, plan, document_separator) for index, file in enumerate(files)
+    jobs = [(index, file, output, plan, document_separator) for index, file in enumerate(files)
             if not progress(output, index).get("complete")]
     workers = min(num_workers or os.cpu_count() or 1, len(jobs))
     if workers <= 1:
         for job in jobs:
-            write_file_shards(job)
-    else:
-        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            write_file_shards(job, tokenizer)
+    else:  # each worker receives the tokenizer once (a new copy per file would trace its graph again)
+        with multiprocessing.get_context("spawn").Pool(workers, initializer=keep_worker_tokenizer,
+                                                       initargs=(tokenizer,)) as pool:
             for _ in pool.imap_unordered(write_file_shards, jobs):
                 pass
     shards = [shard for index in range(len(files)) for shard in progress(output, index)["shards"]]
@@ -128,9 +129,17 @@ def progress(output, index):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def write_file_shards(job):
+WORKER_TOKENIZER = []  # in a worker process: the tokenizer `keep_worker_tokenizer` received
+
+
+def keep_worker_tokenizer(tokenizer):
+    WORKER_TOKENIZER.append(tokenizer)
+
+
+def write_file_shards(job, tokenizer=None):
     """Tokenise one input file into its shards, continuing after the shards a previous run finished."""
-    index, file, output, tokenizer, plan, document_separator = job
+    index, file, output, plan, document_separator = job
+    tokenizer = tokenizer or WORKER_TOKENIZER[0]
     state = progress(output, index)
     documents = iter_documents(file, document_separator, plan["text_field"])
     for _ in range(state["documents_read"]):  # the documents of finished shards
