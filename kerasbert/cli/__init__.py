@@ -1,4 +1,5 @@
-"""The `kerasbert` command: fit, evaluate, predict, pretrain, convert, export, presets and serve.
+"""The `kerasbert` command: fit, evaluate, predict, prepare-pretraining, pretrain, convert, export, presets and
+serve.
 
 `kerasbert --help` answers at once: TensorFlow is imported only by a command that needs it.
 
