@@ -14,7 +14,12 @@ from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.heads import head_features
 from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments
 from kerasbert.tasks.task import Task
-from kerasbert.training.default_optimizer import create_optimizer, default_learning_rate, updates_of
+from kerasbert.training.default_optimizer import (
+    create_optimizer,
+    default_learning_rate,
+    fit_optimizer_options,
+    updates_of,
+)
 from kerasbert.training.fit_arguments import check_seed
 
 TASK_KINDS = {"classifier": BertClassifier, "token-classifier": BertTokenClassifier}
@@ -96,7 +101,8 @@ class BertMultiTask(Task):
         batch_size = batch_size or DEFAULT_BATCH_SIZE
         for name, frame in data.items():
             check_run_arguments(frame, batch_size, epochs)
-        defaults = self.checked_optimizer_options(learning_rate, optimizer, gradient_accumulation_steps)
+        defaults = fit_optimizer_options(learning_rate, optimizer, gradient_accumulation_steps,
+                                         own_optimizer=self.compiled and not self.default_compiled)
         check_seed(seed)
         mixing = check_mixing(mixing, list(data))
         prepared = {}

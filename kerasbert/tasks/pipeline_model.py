@@ -35,10 +35,9 @@ from kerasbert.progress import progress_verbosity
 from kerasbert.tasks.columns import reads_columns, resolve_columns
 from kerasbert.training.backup import TrainingBackup
 from kerasbert.training.default_optimizer import (
-    check_accumulation_steps,
-    check_optimizer_name,
     create_optimizer,
     default_learning_rate,
+    fit_optimizer_options,
     updates_of,
 )
 from kerasbert.training.distribution import (
@@ -49,7 +48,7 @@ from kerasbert.training.distribution import (
     rows_of,
     this_process_rows,
 )
-from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed, split_for_validation
+from kerasbert.training.fit_arguments import check_callbacks, check_seed, split_for_validation
 
 DEFAULT_BATCH_SIZE = 32
 POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
@@ -244,7 +243,8 @@ class PipelineModel(keras.Model):
         check_seed(seed)
         check_callbacks(kwargs.get("callbacks"))
         check_cache_features(cache_features)
-        defaults = self.checked_optimizer_options(learning_rate, optimizer, gradient_accumulation_steps)
+        defaults = fit_optimizer_options(learning_rate, optimizer, gradient_accumulation_steps,
+                                         own_optimizer=self.compiled and not self.default_compiled)
         kwargs["verbose"] = progress_verbosity(kwargs.get("verbose", "auto"))  # no bar's control codes in logs
         if columns is not None:
             self.columns = resolve_columns(self.columns, columns, type(self).__name__, self.nullable_columns)
@@ -323,20 +323,6 @@ class PipelineModel(keras.Model):
         self.build_optimizer()
         with batches_already_per_process():  # several processes: each fits its rows of every batch
             return self.fit_resumable(train, backup, epochs=epochs, validation_data=validation_data, **kwargs)
-
-    def checked_optimizer_options(self, learning_rate, optimizer, gradient_accumulation_steps):
-        """`fit`'s optimizer keywords as `compile_defaults` takes them; refused after a user's `compile`, whose
-        optimizer `fit` keeps."""
-        check_learning_rate(learning_rate)
-        check_accumulation_steps(gradient_accumulation_steps)
-        check_optimizer_name(optimizer)
-        chosen = {"learning_rate": learning_rate, "optimizer": optimizer,
-                  "gradient_accumulation_steps": gradient_accumulation_steps}
-        if self.compiled and not self.default_compiled and (optimizer != "adamw" or gradient_accumulation_steps):
-            raise ValueError("This model was compiled with your own optimizer, which fit keeps: give it the "
-                             "accumulation or LAMB there (kerasbert.training.create_optimizer(..., optimizer="
-                             "'lamb', gradient_accumulation_steps=k)), or compile() nothing and let fit choose.")
-        return chosen
 
     def strategy_scope(self):
         """TensorFlow: the scope of the `tf.distribute` strategy this model was built under (its

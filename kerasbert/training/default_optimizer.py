@@ -8,6 +8,7 @@ Examples:
 import math
 import numbers
 
+from kerasbert.training.fit_arguments import check_learning_rate
 from kerasbert.training.lamb import Lamb
 from kerasbert.training.optimizers import AdamW
 from kerasbert.training.schedules import WarmupLinearDecay
@@ -104,3 +105,17 @@ def updates_of(batches, gradient_accumulation_steps):
                          f"but never applied. Choose steps that divide {batches} (e.g. {divisors[:6] or 'none'}), "
                          "or another batch_size or number of epochs.")
     return batches // gradient_accumulation_steps
+
+
+def fit_optimizer_options(learning_rate, optimizer, gradient_accumulation_steps, own_optimizer):
+    """A task `fit`'s optimizer keywords, checked, as `compile_defaults` takes them; LAMB or accumulation are refused
+    for a model compiled with the user's own optimizer (`own_optimizer`), which `fit` keeps."""
+    check_learning_rate(learning_rate)
+    check_accumulation_steps(gradient_accumulation_steps)
+    check_optimizer_name(optimizer)
+    if own_optimizer and (optimizer != "adamw" or gradient_accumulation_steps):
+        raise ValueError("This model was compiled with your own optimizer, which fit keeps: give it the "
+                         "accumulation or LAMB there (kerasbert.training.create_optimizer(..., optimizer="
+                         "'lamb', gradient_accumulation_steps=k)), or compile() nothing and let fit choose.")
+    return {"learning_rate": learning_rate, "optimizer": optimizer,
+            "gradient_accumulation_steps": gradient_accumulation_steps}
