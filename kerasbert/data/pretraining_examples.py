@@ -253,19 +253,23 @@ def _joined(sentences):
 
 def _pack(examples, cls_token_id, sep_token_id):
     """`[CLS] A [SEP] B [SEP]` (or `[CLS] A [SEP]`) ids and segment ids as ragged int32 tensors."""
-    token_ids, segment_ids, lengths = [], [], []
-    for segments, _ in examples:
-        token_ids.append(cls_token_id)
-        segment_ids.append(0)
-        for segment_id, segment in enumerate(segments):
-            token_ids += [*segment, sep_token_id]
-            segment_ids += [segment_id] * (len(segment) + 1)
-        lengths.append(1 + sum(len(segment) + 1 for segment in segments))
-    lengths = np.array(lengths, dtype=np.int64)
+    rows = [packed(segments, cls_token_id, sep_token_id) for segments, _ in examples]
+    lengths = np.array([len(token_ids) for token_ids, _ in rows], dtype=np.int64)
+    token_ids = np.concatenate([token_ids for token_ids, _ in rows]) if rows else np.zeros(0, np.int32)
+    segment_ids = np.concatenate([segments for _, segments in rows]).astype(np.int32) if rows else np.zeros(0, np.int32)
     return {
-        "token_ids": tf.RaggedTensor.from_row_lengths(np.array(token_ids, dtype=np.int32), lengths),
-        "segment_ids": tf.RaggedTensor.from_row_lengths(np.array(segment_ids, dtype=np.int32), lengths),
+        "token_ids": tf.RaggedTensor.from_row_lengths(token_ids, lengths),
+        "segment_ids": tf.RaggedTensor.from_row_lengths(segment_ids, lengths),
     }
+
+
+def packed(segments, cls_id, sep_id):
+    """One example's `[CLS] A [SEP] (B [SEP])` ids (int32) and segment ids (int8: compact in a stream's buffer)."""
+    token_ids, segment_ids = [cls_id], [0]
+    for segment_id, segment in enumerate(segments):
+        token_ids += [*segment, sep_id]
+        segment_ids += [segment_id] * (len(segment) + 1)
+    return np.array(token_ids, np.int32), np.array(segment_ids, np.int8)
 
 
 def inputs_and_targets(batch):

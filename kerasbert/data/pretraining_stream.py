@@ -23,7 +23,13 @@ import tensorflow as tf
 
 from kerasbert.arguments import check_count, check_number
 from kerasbert.data.batching import length_buckets
-from kerasbert.data.pretraining_examples import NEXT_SENTENCE_TASKS, _sentence_pairs, _windows, inputs_and_targets
+from kerasbert.data.pretraining_examples import (
+    NEXT_SENTENCE_TASKS,
+    _sentence_pairs,
+    _windows,
+    inputs_and_targets,
+    packed,
+)
 from kerasbert.data.pretraining_shards import read_manifest, tokenizer_identity
 
 
@@ -217,15 +223,6 @@ class ShardDocument:
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
-
-
-def packed(segments, cls_id, sep_id):
-    """`[CLS] A [SEP] (B [SEP])` ids (int32) and their segment ids (int8), compact while they wait in the buffer."""
-    token_ids, segment_ids = [cls_id], [0]
-    for segment_id, segment in enumerate(segments):
-        token_ids += [*segment, sep_id]
-        segment_ids += [segment_id] * (len(segment) + 1)
-    return np.array(token_ids, np.int32), np.array(segment_ids, np.int8)
 
 
 def record_bytes(path):
