@@ -130,6 +130,11 @@ def prepare_pretraining_command(sources, output, preset, document_separator, tex
               help="Tokens per pre-training example.")
 @click.option("--next-sentence/--no-next-sentence", default=True, show_default=True,
               help="Train next-sentence prediction as well as the masked LM.")
+@click.option("--masking", type=click.Choice(["token", "whole_word", "span"]), default=None,
+              help="What is masked as a unit: tokens (BERT), whole words, or spans of words (SpanBERT) "
+                   "[default: token, or the preset's pre-training options].")
+@click.option("--span-boundary-objective", is_flag=True,
+              help="Also predict each masked token from its span's boundaries (SpanBERT's SBO).")
 @click.option("--steps-per-epoch", type=click.IntRange(min=1), default=None,
               help="With a shard folder: batches per epoch [default: about one pass].")
 @click.option("--optimizer", type=click.Choice(["adamw", "lamb"]), default="adamw", show_default=True)
@@ -146,8 +151,8 @@ def prepare_pretraining_command(sources, output, preset, document_separator, tex
 @click.option("--coordinator", default=None, help="host:port of process 0, reachable from every process.")
 @click.option("--join-timeout", type=click.IntRange(min=1), default=120, show_default=True,
               help="Seconds to wait for the coordinator.")
-def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_length, next_sentence, steps_per_epoch,
-             optimizer, gradient_accumulation_steps, learning_rate, backup_dir, seed, num_processes, process_id,
+def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_length, next_sentence, masking,
+             span_boundary_objective, steps_per_epoch, optimizer, gradient_accumulation_steps, learning_rate, backup_dir, seed, num_processes, process_id,
              coordinator, join_timeout):
     """Pre-train (masked LM + next sentence) on text files or folders of .txt files, or on one shard folder of
     `kerasbert prepare-pretraining` (streamed); write a preset.
@@ -158,6 +163,7 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
     Example:
         kerasbert pretrain austen/ --output austen_bert --epochs 3
         kerasbert pretrain corpus_shards --output my_bert --optimizer lamb --gradient-accumulation-steps 32
+        kerasbert pretrain austen/ --output austen_spanbert --no-next-sentence --masking span --span-boundary-objective
         KERAS_BACKEND=jax kerasbert pretrain corpus_shards --output my_bert --batch-size 256 \\
             --num-processes 2 --process-id 0 --coordinator 10.0.0.1:1234   # and --process-id 1 on the other host
         kerasbert fit uci_sentiment --preset austen_bert
@@ -193,7 +199,9 @@ def pretrain(sources, preset, from_scratch, output, epochs, batch_size, max_leng
         data = pd.concat([load_text_corpus(source) for source in sources], ignore_index=True)
         described = f"{len(data)} documents"
     model = BertPretrainer.from_preset(preset, load_weights=not from_scratch, max_sequence_length=max_length,
-                                       next_sentence="nsp" if next_sentence else None)
+                                       next_sentence="nsp" if next_sentence else None,
+                                       **({"masking": {"strategy": masking}} if masking else {}),
+                                       **({"span_boundary_objective": True} if span_boundary_objective else {}))
     click.echo(f"Pre-training {preset} on {described}", err=True)
     started = time.perf_counter()
     model.fit(data, epochs=epochs, batch_size=batch_size, seed=seed,

@@ -13,4 +13,5 @@ from kerasbert.layers.lora import LoraConfig, LowRankUpdate
 from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.layers.scalar_mix import ScalarMix
 from kerasbert.layers.sentence_pooling import SentencePooling
+from kerasbert.layers.span_boundary_head import SpanBoundaryHead
 from kerasbert.layers.task_head import DenseTaskHead

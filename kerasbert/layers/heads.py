@@ -8,6 +8,19 @@ from kerasbert.layers.activations import get_activation
 from kerasbert.layers.initializers import weight_initializer
 
 
+def tied_decoder_matrix(table):
+    """The `[width, vocabulary]` decoder tied to a token `Embedding`: its table transposed (an int8 table scaled
+    back to float, row by row).
+
+    Examples:
+        >>> tuple(tied_decoder_matrix(backbone.token_embedding).shape)   # bert_tiny
+        (128, 30522)
+    """
+    if getattr(table, "quantization_mode", None) == "int8":
+        return ops.transpose(ops.cast(table.embeddings, "float32") / ops.expand_dims(table.embeddings_scale, -1))
+    return ops.transpose(ops.convert_to_tensor(table.embeddings))
+
+
 @keras.saving.register_keras_serializable(package="kerasbert")
 class MaskedLMHead(keras.layers.Layer):
     """Predicts the original token at masked positions.
@@ -91,14 +104,8 @@ class MaskedLMHead(keras.layers.Layer):
         self.built = True
 
     def decoder_matrix(self):
-        """The `[width, vocabulary]` decoder: tied embeddings transposed (an int8 table scaled back to float, row
-        by row), or its own kernel."""
-        table = self.token_embedding
-        if table is None:
-            return self.decoder_kernel
-        if getattr(table, "quantization_mode", None) == "int8":
-            return ops.transpose(ops.cast(table.embeddings, "float32") / ops.expand_dims(table.embeddings_scale, -1))
-        return ops.transpose(ops.convert_to_tensor(table.embeddings))
+        """The `[width, vocabulary]` decoder: tied embeddings transposed, or its own kernel."""
+        return self.decoder_kernel if self.token_embedding is None else tied_decoder_matrix(self.token_embedding)
 
     def call(self, sequence_output, mask_positions=None):
         x = sequence_output

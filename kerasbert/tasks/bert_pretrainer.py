@@ -18,6 +18,8 @@ from kerasbert.data.pretraining_stream import PretrainingStream
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
 from kerasbert.layers.heads import NSPHead
+from kerasbert.layers.span_boundary_head import SpanBoundaryHead
+from kerasbert.metrics.masked_lm import METRIC_SUMS, MaskedLMCrossEntropy, metrics_of
 from kerasbert.tasks.columns import reads_columns
 from kerasbert.tasks.heads import checked_head_outputs
 from kerasbert.tasks.masked_lm_common import (
@@ -45,7 +47,6 @@ from kerasbert.training.distribution import (
 
 NSP_HEAD_NAME = "cls.seq_relationship"
 PRETRAINING_LEARNING_RATE = 1e-4  # the BERT paper's pre-training peak learning rate
-METRIC_SUMS = [f"{task}_{total}" for task in ("mlm", "nsp") for total in ("loss", "hits", "weight")]
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -80,6 +81,10 @@ class BertPretrainer(Task):
         masking: a `MaskingConfig` (or a dict of its fields): the rates (BERT's: 15% of the tokens, of which
             80% `[MASK]`, 10% random, 10% kept; at most 20 a sequence), the strategy ("token", "whole_word",
             "span") and whether masks are drawn anew each epoch (`dynamic`, the default) or once per `fit`.
+        span_boundary_objective: add SpanBERT's span-boundary head (`SpanBoundaryHead`, output "sbo"): each
+            masked token predicted again from the two tokens around its span; loss = MLM + SBO. Pair it with
+            `masking=MaskingConfig(strategy="span")` and `next_sentence=None`, as SpanBERT. The head is for
+            pre-training only: `.keras` files and backups keep it, presets and HF folders do not.
         columns: `{"text": ...}`, the DataFrame column holding the documents (default "text").
         head: a layer replacing both heads: called on `{"sequence_output", "pooled_output",
             "padding_mask", "mask_positions"}`, it returns `{"mlm": [batch, P, vocabulary] logits}`
@@ -105,22 +110,30 @@ class BertPretrainer(Task):
         short_seq_prob=0.1,
         dupe_factor=1,
         masking=None,
+        span_boundary_objective=False,
         head=None,
         **kwargs,
     ):
         check_options(backbone, next_sentence, max_sequence_length)
+        check_span_boundary_option(span_boundary_objective, head)
         masking = MaskingConfig.coerce(masking)
 
         # === Functional model ===
         inputs = masked_lm_inputs(backbone)
         features = masked_lm_features(backbone, inputs)
-        mlm_head = nsp_head = None
+        mlm_head = nsp_head = sbo_head = None
         if head is not None:
             expected = {"mlm": (None, None, backbone.vocabulary_size), **({"nsp": (None, 2)} if next_sentence else {})}
             outputs = checked_head_outputs(head, features, expected, "BertPretrainer")
         else:
             mlm_head = build_masked_lm_head(backbone)
             outputs = {"mlm": mlm_head(features["sequence_output"], features["mask_positions"])}
+            if span_boundary_objective:
+                sbo_head = SpanBoundaryHead(
+                    backbone.vocabulary_size, token_embedding=backbone.token_embedding, activation=backbone.activation,
+                    layer_norm_epsilon=backbone.layer_norm_epsilon, initializer_range=backbone.initializer_range,
+                    dtype=backbone.dtype_policy, name="sbo_head")
+                outputs["sbo"] = sbo_head(features["sequence_output"], features["mask_positions"])
             if next_sentence is not None:
                 nsp_head = NSPHead(initializer_range=backbone.initializer_range, dtype="float32", name="nsp_head")
                 outputs["nsp"] = nsp_head(features["pooled_output"])
@@ -133,8 +146,10 @@ class BertPretrainer(Task):
         self.short_seq_prob = short_seq_prob
         self.dupe_factor = dupe_factor
         self.masking = masking
+        self.span_boundary_objective = span_boundary_objective
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
+        self.sbo_head = sbo_head
         # Built once, as Keras builds `predict_function`: a new compiled function each call would retrace.
         self.metric_sums_function = ModelFunction(self, self.metric_sums)
         if self.tokenizer.has_vocabulary:  # (from a `.keras` file it comes later, options checked at save)
@@ -222,7 +237,7 @@ class BertPretrainer(Task):
         """
         masker = self.masker(seed)
         if is_shard_folder(documents):
-            return self.pretraining_stream(documents, seed).dataset(batch_size, masker, start)
+            return self.with_sbo_targets(self.pretraining_stream(documents, seed).dataset(batch_size, masker, start))
         dynamic = self.masking.dynamic if dynamic is None else dynamic
         examples = pretraining_examples(
             documents, self.tokenizer, max_sequence_length=self.max_sequence_length,
@@ -240,7 +255,14 @@ class BertPretrainer(Task):
         )
         if dynamic:  # mapped sequentially, so the same seed gives the same masks
             dataset = dataset.map(lambda batch: {**batch, **masker(batch["token_ids"])})
-        return dataset.map(inputs_and_targets).prefetch(tf.data.AUTOTUNE)
+        return self.with_sbo_targets(dataset.map(inputs_and_targets)).prefetch(tf.data.AUTOTUNE)
+
+    def with_sbo_targets(self, dataset):
+        """With the span-boundary objective, the masked-LM targets and weights again under "sbo"."""
+        if not self.span_boundary_objective:
+            return dataset
+        return dataset.map(lambda inputs, targets, weights: (
+            inputs, {**targets, "sbo": targets["mlm"]}, {**weights, "sbo": weights["mlm"]}))
 
     def pretraining_stream(self, folder, seed=0):
         """The `PretrainingStream` of this process over a shard folder, with this model's example options and
@@ -259,8 +281,9 @@ class BertPretrainer(Task):
     # === Training ===
 
     def default_loss(self):
-        losses = {"mlm": keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, reduction="mean_with_sample_weight")}
+        losses = {output: keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                                    reduction="mean_with_sample_weight")
+                  for output in ("mlm", "sbo")[:1 + self.span_boundary_objective]}
         if self.next_sentence is not None:
             losses["nsp"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return losses
@@ -272,12 +295,15 @@ class BertPretrainer(Task):
 
     def default_weighted_metrics(self):
         # With several outputs Keras prefixes metric names with "mlm_" and reports "mlm_loss" itself.
-        prefix = "" if self.next_sentence is not None else "mlm_"
-        metrics = [keras.metrics.SparseCategoricalAccuracy(name=prefix + "accuracy"),
-                   MaskedLMCrossEntropy(name=prefix + "perplexity", exponentiate=True)]
-        if self.next_sentence is None:
-            metrics.append(MaskedLMCrossEntropy(name="mlm_loss"))
-        return {"mlm": metrics}
+        one_output = self.next_sentence is None and not self.span_boundary_objective
+        prefix = "mlm_" if one_output else ""
+        metrics = {"mlm": [keras.metrics.SparseCategoricalAccuracy(name=prefix + "accuracy"),
+                           MaskedLMCrossEntropy(name=prefix + "perplexity", exponentiate=True)]}
+        if one_output:
+            metrics["mlm"].append(MaskedLMCrossEntropy(name="mlm_loss"))
+        if self.span_boundary_objective:
+            metrics["sbo"] = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        return metrics
 
     def compile_defaults(self, total_steps, learning_rate=None, **options):
         """The Task defaults with the pre-training peak learning rate, 1e-4, unless given."""
@@ -367,11 +393,21 @@ class BertPretrainer(Task):
             "short_seq_prob": self.short_seq_prob,
             "dupe_factor": self.dupe_factor,
             "masking": self.masking.get_config(),
+            "span_boundary_objective": self.span_boundary_objective,
             "columns": dict(self.columns),
         }
 
     def get_config(self):
         return {**super().get_config(), **self.pretraining_options()}
+
+
+def check_span_boundary_option(span_boundary_objective, head):
+    """`span_boundary_objective` is True or False, and the built-in heads are the ones it adds to."""
+    if not isinstance(span_boundary_objective, bool):
+        raise TypeError(f"span_boundary_objective must be True or False, got {span_boundary_objective!r}.")
+    if span_boundary_objective and head is not None:
+        raise ValueError("span_boundary_objective adds SpanBERT's head to the built-in ones; a custom `head` replaces "
+                         "them: use one or the other.")
 
 
 def hf_pretraining_batch(inputs, targets, weights):
@@ -394,46 +430,3 @@ def hf_pretraining_batch(inputs, targets, weights):
     if "nsp" in targets:
         batch["next_sentence_label"] = targets["nsp"]
     return {name: value.astype(np.int64) for name, value in batch.items()}
-
-
-@keras.saving.register_keras_serializable(package="kerasbert")
-class MaskedLMCrossEntropy(keras.metrics.Metric):
-    """Mean cross-entropy over the weighted (real) masked positions of all batches seen, or its exp
-    (perplexity) with `exponentiate=True`.
-
-    Examples:
-        >>> metric = MaskedLMCrossEntropy(exponentiate=True)
-        >>> metric.update_state([[3, 0]], logits, sample_weight=[[1.0, 0.0]])   # only position 0 counts
-    """
-
-    def __init__(self, name="mlm_cross_entropy", exponentiate=False, **kwargs):
-        super().__init__(name=name, **kwargs)
-        self.exponentiate = exponentiate
-        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
-        self.weight = self.add_variable(shape=(), initializer="zeros", name="weight")
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        losses = keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=True)
-        weights = ops.ones_like(losses) if sample_weight is None else ops.cast(sample_weight, losses.dtype)
-        self.total.assign_add(ops.sum(losses * weights))
-        self.weight.assign_add(ops.sum(weights))
-
-    def result(self):
-        mean = ops.divide_no_nan(self.total, self.weight)
-        return ops.exp(mean) if self.exponentiate else mean
-
-    def get_config(self):
-        return {**super().get_config(), "exponentiate": self.exponentiate}
-
-
-def metrics_of(sums):
-    """Corpus-level metrics from the summed `metric_sums` of every batch."""
-    mlm_loss = sums["mlm_loss"] / max(sums["mlm_weight"], 1.0)
-    results = {"loss": mlm_loss, "mlm_loss": mlm_loss,
-               "mlm_accuracy": sums["mlm_hits"] / max(sums["mlm_weight"], 1.0),
-               "mlm_perplexity": float(np.exp(mlm_loss))}
-    if sums["nsp_weight"]:
-        results["nsp_loss"] = sums["nsp_loss"] / sums["nsp_weight"]
-        results["nsp_accuracy"] = sums["nsp_hits"] / sums["nsp_weight"]
-        results["loss"] = mlm_loss + results["nsp_loss"]
-    return results

@@ -155,6 +155,7 @@ def test_pretrain_writes_a_preset_that_fit_reads(tiny_preset, tmp_path):
 def test_prepare_pretraining_then_pretrain_on_the_stream(tiny_preset, tmp_path):
     from kerasbert.data.pretraining_shards import read_manifest
     from kerasbert.data.shipped import load_dataset
+    from kerasbert.tasks import BertPretrainer
 
     chapters = load_dataset("jane_austen", "test").groupby(["book", "chapter"], sort=False)["text"].agg("\n".join)
     (tmp_path / "austen.jsonl").write_text("".join(json.dumps({"body": text}) + "\n" for text in chapters[:8]),
@@ -167,9 +168,12 @@ def test_prepare_pretraining_then_pretrain_on_the_stream(tiny_preset, tmp_path):
     result = CliRunner().invoke(main, ["pretrain", str(tmp_path / "shards"), "--preset", str(tiny_preset),
                                        "--output", str(tmp_path / "streamed_bert"), "--max-length", "32",
                                        "--batch-size", "4", "--steps-per-epoch", "4", "--gradient-accumulation-steps",
-                                       "2", "--optimizer", "lamb"])
+                                       "2", "--optimizer", "lamb", "--no-next-sentence", "--masking", "span",
+                                       "--span-boundary-objective"])
     assert result.exit_code == 0, result.output
     assert "8 documents (streamed)" in result.output and (tmp_path / "streamed_bert" / "heads.safetensors").is_file()
+    spanbert = BertPretrainer.from_preset(tmp_path / "streamed_bert")  # its pre-training options come back
+    assert spanbert.masking.strategy == "span" and spanbert.span_boundary_objective and spanbert.next_sentence is None
     result = CliRunner().invoke(main, ["pretrain", str(tmp_path / "austen.jsonl"), "--output", str(tmp_path / "x"),
                                        "--steps-per-epoch", "4"])
     assert result.exit_code != 0 and "applies to a shard folder" in result.output
