@@ -39,17 +39,19 @@ main: $(VENV)/.installed-main
 # they pay: much of a test's time is tracing and subprocess start-up, not compute (torch's short run is faster
 # with one). Two workers on two cores each run TensorFlow on one thread: 12% faster than two workers of two
 # threads each spinning against each other. XLA keeps its threads: one-thread XLA made the JAX run slower.
+# Each run ends with its slowest tests, so a CI log says where the time goes.
+DURATIONS = --durations=25
 ONE_THREAD = TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1
 test: install
-	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not on_request and not under_torch"
+	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not on_request and not under_torch" $(DURATIONS)
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-jax test-torch
 
 .PHONY: test-jax test-torch
 test-jax: install
-	$(ONE_THREAD) KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 --dist worksteal -m all_backends
+	$(ONE_THREAD) KERAS_BACKEND=jax $(BIN)/python -m pytest -q -n 2 --dist worksteal -m all_backends $(DURATIONS)
 
 test-torch: install
-	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m "all_backends or under_torch"
+	KERAS_BACKEND=torch $(BIN)/python -m pytest -q -m "all_backends or under_torch" $(DURATIONS)
 
 # The docs site (docs/, mkdocs.yml) into site/; --strict fails on any broken link or reference.
 docs: install
