@@ -88,6 +88,8 @@ class ElectraPretrainer(BertPretrainer):
         >>> electra.save_to_preset("austen_electra")   # then BertClassifier.from_preset("austen_electra", ...)
     """
 
+    span_boundary_objective = False  # BertPretrainer's data path reads it; ELECTRA has no SBO head
+
     def __init__(
         self,
         backbone,
