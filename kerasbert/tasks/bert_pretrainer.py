@@ -281,9 +281,10 @@ class BertPretrainer(Task):
     # === Training ===
 
     def default_loss(self):
+        masked_outputs = ["mlm", "sbo"] if self.span_boundary_objective else ["mlm"]
         losses = {output: keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                                     reduction="mean_with_sample_weight")
-                  for output in ("mlm", "sbo")[:1 + self.span_boundary_objective]}
+                  for output in masked_outputs}
         if self.next_sentence is not None:
             losses["nsp"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return losses
