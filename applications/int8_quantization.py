@@ -9,9 +9,11 @@ reloaded and quantised (Dense kernels, the fused QKV kernel included, and embedd
 per output; activations quantised per token on the fly); the ONNX folders are exported from the float model and
 run by `load_onnx_task` (int8 MatMul weights with a scale per output, activations quantised per batch). Inference:
 `evaluate` on the whole test set, timed after one warm-up call. Q8BERT (Zafrir et al., 2019) reports under 1 point of loss.
+With `--quantization-aware` one more row: the same fine-tuning from the same seed, quantisation-aware
+(`FineTuningConfig("full", quantization_aware=True)`: Q8BERT's training on the int8 grid), then `quantize("int8")`.
 
-Run: `.venv/bin/python applications/int8_quantization.py [uci conll]`; results are appended to
-`runs/int8_quantization.jsonl`.
+Run: `.venv/bin/python applications/int8_quantization.py [uci conll] [--quantization-aware]`; results are appended
+to `runs/int8_quantization.jsonl`.
 """
 
 import argparse
@@ -26,6 +28,7 @@ import keras
 from fine_tuning_modes import DATASETS
 
 from kerasbert.deployment.onnx_runtime import load_onnx_task
+from kerasbert.fine_tuning import FineTuningConfig
 
 
 def timed_evaluate(model, test, metric):
@@ -35,11 +38,17 @@ def timed_evaluate(model, test, metric):
     return float(results[metric]), time.perf_counter() - start
 
 
-def run(dataset):
+def fine_tuned(dataset, fine_tuning="full"):
+    """The recipe's fine-tuned model of `dataset`, its test set and metric."""
     task_class, task_args, train, test, epochs, metric = DATASETS[dataset]()
     keras.utils.set_random_seed(0)
-    model = task_class.from_preset("all_minilm_l6_v2_en", sequence_length=128, **task_args)
+    model = task_class.from_preset("all_minilm_l6_v2_en", sequence_length=128, fine_tuning=fine_tuning, **task_args)
     model.fit(train, epochs=epochs, batch_size=32, seed=0, verbose=0)
+    return model, test, metric
+
+
+def run(dataset, quantization_aware=False):
+    model, test, metric = fine_tuned(dataset)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         float_path, int8_path = Path(folder) / "float.keras", Path(folder) / "int8.keras"
@@ -52,6 +61,11 @@ def run(dataset):
         candidates = (("float32", model, float_path), ("int8", quantized, int8_path),
                       ("onnx_float32", load_onnx_task(onnx_float), onnx_float / "model.onnx"),
                       ("onnx_int8", load_onnx_task(onnx_int8), onnx_int8 / "model.onnx"))
+        if quantization_aware:
+            aware, _, _ = fine_tuned(dataset, FineTuningConfig("full", quantization_aware=True))
+            aware.quantize("int8")
+            aware.save(Path(folder) / "q8bert.keras")
+            candidates += (("quantization_aware_int8", aware, Path(folder) / "q8bert.keras"),)
         for name, candidate, path in candidates:
             score, seconds = timed_evaluate(candidate, test, metric)
             rows.append({"dataset": dataset, "model": name, "metric": metric, "score": round(score, 4),
@@ -71,6 +85,8 @@ def run(dataset):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="*", choices=["uci", "conll"], default=["uci", "conll"])
+    parser.add_argument("--quantization-aware", action="store_true",
+                        help="add Q8BERT's row: quantisation-aware fine-tuning, then int8")
     arguments = parser.parse_args()
     for dataset in arguments.datasets:
-        run(dataset)
+        run(dataset, arguments.quantization_aware)

@@ -21,6 +21,11 @@ QUANTIZABLE_LAYERS = (keras.layers.Dense, keras.layers.EinsumDense, keras.layers
 WEIGHT_ONLY_INT8 = "int8_weight_only"  # the saved `quantization` of `quantize("int8", weight_only=True)`
 
 
+def quantizable(layer):
+    """Whether `quantize_task` turns `layer` int8 (quantisation-aware fine-tuning rounds the same layers)."""
+    return type(layer) in QUANTIZABLE_LAYERS
+
+
 def quantize_task(model, mode="int8", weight_only=False, config=None, **kwargs):
     """Quantise `model` (a Task) in place and return the mode to record: "int8" or `WEIGHT_ONLY_INT8`.
 
@@ -40,7 +45,7 @@ def quantize_task(model, mode="int8", weight_only=False, config=None, **kwargs):
         config = keras.quantizers.Int8QuantizationConfig(activation_quantizer=None)
     with one_garbage_collection():
         keras.Model.quantize(model, None if weight_only else mode, config=config,
-                             filters=lambda layer: type(layer) in QUANTIZABLE_LAYERS, **kwargs)
+                             filters=quantizable, **kwargs)
     return WEIGHT_ONLY_INT8 if weight_only else mode
 
 

@@ -1,4 +1,5 @@
-"""Fine-tuning less than all of BERT: modes (frozen, adapters, LoRA, layer mix), the frozen-feature cache and
-task-weight files."""
+"""How fine-tuning trains BERT: modes (frozen, adapters, LoRA, layer mix), quantisation-aware training (Q8BERT),
+the frozen-feature cache and task-weight files."""
 
 from kerasbert.fine_tuning.modes import FineTuningConfig
+from kerasbert.fine_tuning.quantization_aware import fake_int8, train_on_int8_grid

@@ -6,7 +6,8 @@
 - adapters: Houlsby adapters in every block, the LayerNorms and the head train (Houlsby et al. 2019);
 - lora: low-rank updates of the attention projections (and any `lora_targets`) and the head train (Hu
   et al. 2021, as HF peft).
-The pooler, embeddings and every pre-trained projection stay fixed in the last three.
+The pooler, embeddings and every pre-trained projection stay fixed in the last three. Any mode can train
+quantisation-aware (`quantization_aware=True`, Q8BERT: `kerasbert.fine_tuning.quantization_aware`).
 
 Examples:
     >>> lora = FineTuningConfig("lora", lora_rank=8)
@@ -40,6 +41,7 @@ class FineTuningConfig:
             updates (default query and value; see `BertBackbone`) ("lora").
         layer_mix: the default head reads a learned mix of every layer (ELMo's scalar mix), in any mode; a task
             built by `from_preset` gets a backbone that returns every layer.
+        quantization_aware: train on the int8 grid that `quantize("int8")` will use (Q8BERT), in any mode.
 
     Examples:
         >>> config = FineTuningConfig("lora", lora_rank=4, lora_targets=("query", "value", "output"))
@@ -52,6 +54,7 @@ class FineTuningConfig:
     lora_alpha: float = None
     lora_targets: tuple = None
     layer_mix: bool = False
+    quantization_aware: bool = False
 
     def __post_init__(self):
         check_fine_tuning(self.mode)
@@ -67,8 +70,9 @@ class FineTuningConfig:
             check_number("lora_alpha", self.lora_alpha, 0, low_open=True)
         if self.lora_targets is not None:
             object.__setattr__(self, "lora_targets", tuple(self.lora_targets))
-        if not isinstance(self.layer_mix, bool):
-            raise TypeError(f"layer_mix must be True or False, got {self.layer_mix!r}.")
+        for name in ("layer_mix", "quantization_aware"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}.")
 
     @classmethod
     def coerce(cls, value):
@@ -100,9 +104,10 @@ class FineTuningConfig:
         return overrides
 
     def saved(self):
-        """What a task's config keeps of it: the mode name, or `{"mode", "layer_mix"}` with a layer mix (the sizes
-        are the backbone's)."""
-        return {"mode": self.mode, "layer_mix": True} if self.layer_mix else self.mode
+        """What a task's config keeps of it: the mode name, or `{"mode", ...}` with `layer_mix` or
+        `quantization_aware` when set (the sizes are the backbone's)."""
+        switches = {name: True for name in ("layer_mix", "quantization_aware") if getattr(self, name)}
+        return {"mode": self.mode, **switches} if switches else self.mode
 
     @classmethod
     def of_backbone(cls, fine_tuning, backbone_config):

@@ -43,6 +43,7 @@ from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
 from kerasbert.families.sequence_length import check_sequence_length_fits, longest_input
 from kerasbert.fine_tuning.frozen_features import FROZEN_FEATURES, FrozenFeatureState, call_on_frozen_features
 from kerasbert.fine_tuning.modes import FineTuningConfig, apply_fine_tuning, check_fields_given_apart
+from kerasbert.fine_tuning.quantization_aware import train_on_int8_grid
 from kerasbert.fine_tuning.task_weights import load_task_weights, save_task_weights, task_from_weights
 from kerasbert.json_records import as_config
 from kerasbert.presets.loading import load_checkpoint
@@ -73,6 +74,9 @@ class Task(PipelineModel):
         self.backbone, self.preprocessor, self.head, self.columns = backbone, preprocessor, head, columns
         self.fine_tuning, self.layer_mix = fine_tuning.mode, fine_tuning.layer_mix
         apply_fine_tuning(self, self.fine_tuning)
+        self.quantization_aware = fine_tuning.quantization_aware
+        if self.quantization_aware:
+            train_on_int8_grid(self)
         self.frozen_features = FrozenFeatureState(head_inputs)
         self.quantization = None
 
@@ -282,7 +286,8 @@ class Task(PipelineModel):
             "backbone": keras.saving.serialize_keras_object(self.backbone),
             "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
             "head": None if self.head is None else keras.saving.serialize_keras_object(self.head),
-            "fine_tuning": FineTuningConfig(self.fine_tuning, layer_mix=self.layer_mix).saved(),
+            "fine_tuning": FineTuningConfig(self.fine_tuning, layer_mix=self.layer_mix,
+                                            quantization_aware=self.quantization_aware).saved(),
             **({"columns": dict(self.columns)} if self.default_columns else {}),
             **({"quantization": self.quantization} if self.quantization else {}),
             **{name: as_config(getattr(self, name)) for name in self.config_names},
