@@ -2,4 +2,4 @@
 the frozen-feature cache and task-weight files."""
 
 from kerasbert.fine_tuning.modes import FineTuningConfig
-from kerasbert.fine_tuning.quantization_aware import fake_int8, train_on_int8_grid
+from kerasbert.fine_tuning.quantization_aware import train_on_int8_grid

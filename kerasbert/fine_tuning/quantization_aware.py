@@ -5,7 +5,7 @@ on int8-rounded numbers while it trains, on the grid Keras' int8 uses: Dense ker
 and their inputs per token (abs-max, 127 levels each side), embedding tables per row. Gradients pass the rounding
 unchanged (the straight-through estimator), so the float weights learn to sit where rounding costs least. The
 float forward of such a model is the forward of its int8 model to float rounding; `quantize("int8")` afterwards
-gives that int8 model.
+gives that int8 model (the tied masked-LM decoder reads the token table on the grid too, as int8 reads it).
 
 Examples:
     >>> q8 = FineTuningConfig("full", quantization_aware=True)
@@ -18,20 +18,7 @@ import keras
 from keras import ops
 
 from kerasbert.deployment.quantize import quantizable
-
-INT8_LEVELS = 127  # Keras' abs-max int8: values in [-127, 127]
-
-
-def fake_int8(x, axis):
-    """`x` rounded to Keras' abs-max int8 grid along `axis` and scaled back, with an identity gradient.
-
-    Examples:
-        >>> fake_int8(ops.convert_to_tensor([[0.5, -1.0, 0.3]]), axis=-1)   # [[0.5039, -1.0, 0.2992]]
-    """
-    x = ops.convert_to_tensor(x)
-    scale = INT8_LEVELS / (ops.max(ops.abs(x), axis=axis, keepdims=True) + keras.backend.epsilon())
-    rounded = ops.clip(ops.round(x * scale), -INT8_LEVELS, INT8_LEVELS) / scale
-    return x + ops.stop_gradient(rounded - x)
+from kerasbert.layers.int8_grid import fake_int8
 
 
 def dense_on_int8_grid(layer):
@@ -45,7 +32,9 @@ def dense_on_int8_grid(layer):
 
 
 def embedding_on_int8_grid(layer):
-    """A `call` for the Embedding `layer`: rows of its table on the int8 grid."""
+    """A `call` for the Embedding `layer`: rows of its table on the int8 grid (`on_int8_grid` tells the tied
+    masked-LM decoder to read the table so too)."""
+    layer.on_int8_grid = True
     def call(inputs):
         if ops.dtype(inputs) not in ("int32", "int64"):
             inputs = ops.cast(inputs, "int32")

@@ -9,6 +9,7 @@ from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.heads import MaskedLMHead, NSPHead, ReplacedTokenHead
+from kerasbert.layers.int8_grid import fake_int8
 from kerasbert.layers.lora import LoraConfig, LowRankUpdate
 from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.layers.scalar_mix import ScalarMix

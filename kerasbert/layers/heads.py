@@ -6,6 +6,7 @@ from keras import ops
 
 from kerasbert.layers.activations import get_activation
 from kerasbert.layers.initializers import weight_initializer
+from kerasbert.layers.int8_grid import fake_int8
 
 
 def tied_decoder_matrix(table):
@@ -18,6 +19,8 @@ def tied_decoder_matrix(table):
     """
     if getattr(table, "quantization_mode", None) == "int8":
         return ops.transpose(ops.cast(table.embeddings, "float32") / ops.expand_dims(table.embeddings_scale, -1))
+    if getattr(table, "on_int8_grid", False):  # quantisation-aware training (kerasbert.fine_tuning)
+        return ops.transpose(fake_int8(table.embeddings, axis=-1))
     return ops.transpose(ops.convert_to_tensor(table.embeddings))
 
 

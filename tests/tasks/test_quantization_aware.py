@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from kerasbert.fine_tuning import FineTuningConfig
-from kerasbert.fine_tuning.quantization_aware import fake_int8
-from kerasbert.tasks import BertClassifier
+from kerasbert.layers.int8_grid import fake_int8
+from kerasbert.tasks import BertClassifier, BertMaskedLM
 
 Q8 = FineTuningConfig("full", quantization_aware=True)
 
@@ -84,6 +84,16 @@ def test_training_on_the_grid_gives_the_int8_models_outputs_and_reloads(tiny_pre
     print(f"int8 vs grid: states {np.abs(int8_states - grid_states).max():.2e}")
     np.testing.assert_allclose(int8_states, grid_states, atol=1e-5)
     np.testing.assert_allclose(int8_outputs, on_grid, atol=2e-6)
+
+
+def test_the_tied_masked_lm_decoder_reads_the_table_on_the_grid_as_int8_does(tiny_preset):
+    fill = BertMaskedLM.from_preset(tiny_preset, sequence_length=16, fine_tuning=Q8)
+    ids = np.random.default_rng(1).integers(1000, 30000, size=(2, 12)).astype("int32")
+    inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids),
+              "mask_positions": np.array([[1, 5], [2, 7]], "int32")}
+    on_grid = keras.ops.convert_to_numpy(fill(inputs))
+    fill.quantize("int8")
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(fill(inputs)), on_grid, atol=1e-5)
 
 
 def test_the_switch_is_checked():
