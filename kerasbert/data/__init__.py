@@ -27,6 +27,7 @@ from kerasbert.data.glue import GLUE_TASKS, load_glue_tsv
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.masking_config import MaskingConfig
+from kerasbert.data.mass_examples import mass_examples
 from kerasbert.data.pretraining_examples import pretraining_examples
 from kerasbert.data.pretraining_shards import prepare_pretraining, read_manifest
 from kerasbert.data.pretraining_stream import PretrainingStream
