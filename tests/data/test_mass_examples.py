@@ -6,7 +6,6 @@ input, predicted by the decoder.
 """
 
 import keras
-import numpy as np
 import pandas as pd
 import pytest
 
