@@ -36,9 +36,13 @@ def weight_links(backbone):
 
     kind: "copy" (same layout), "kernel" (transpose), "qkv_kernel"/"qkv_bias" (three HF
     tensors fused into one variable along the output axis). A part the family has no name for (a
-    projection in a BERT, a pooler in a DistilBERT) yields nothing.
+    projection in a BERT, a pooler in a DistilBERT) yields nothing. A family whose layers are not BERT's
+    (MobileBERT) has `weights` of its own that yield them (`weights.links(backbone)`).
     """
     names = family_named(backbone.family).weights
+    if not isinstance(names, HfNames):
+        yield from names.links(backbone)
+        return
     embedding = backbone.embedding
     yield embedding.token_embedding.embeddings, ["embeddings.word_embeddings.weight"], "copy"
     if embedding.segment_embedding is not None:
