@@ -4,7 +4,8 @@ Reference: HF `MobileBertModel` of seeded, randomly initialised tiny configs (hi
 16, 2 layers, 4 heads, 2 feed-forward networks), its norms and biases moved off their initial ones and zeros so
 that every weight matters, saved with `save_pretrained` beside the real uncased WordPiece vocabulary (no real
 MobileBERT weights can be downloaded here). Bar: max |difference| <= 1e-5 in float32 on sequence_output at real
-positions, every hidden state and pooled_output, on real text tokenised by kerasbert and padded.
+positions, every hidden state, pooled_output and the attention probabilities, on real text tokenised by
+kerasbert and padded.
 """
 
 import keras
@@ -46,7 +47,9 @@ def mobilebert_folder(tmp_path_factory, minilm_path):
     def build(name):
         if name not in built:
             torch.manual_seed(0)
-            model = transformers.MobileBertModel(transformers.MobileBertConfig(**{**TINY, **CONFIGS[name]})).eval()
+            config = transformers.MobileBertConfig(**{**TINY, **CONFIGS[name]})
+            model = transformers.MobileBertModel(config).eval()
+            model.set_attn_implementation("eager")  # returns its attention probabilities
             with torch.no_grad():
                 for weight_name, weight in model.named_parameters():
                     if "LayerNorm" in weight_name or weight_name.endswith("bias"):
@@ -73,11 +76,13 @@ def hf_forward(model, inputs):
     with torch.no_grad():
         return model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
                      token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
-                     attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long), output_hidden_states=True)
+                     attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long), output_hidden_states=True,
+                     output_attentions=True)
 
 
 def differences(backbone, hf_model, inputs):
-    """Max |kerasbert - HF| of sequence_output (real positions), every hidden state and pooled_output."""
+    """Max |kerasbert - HF| of sequence_output (real positions), every hidden state, pooled_output and every
+    layer's attention probabilities."""
     ours = keras.tree.map_structure(keras.ops.convert_to_numpy, backbone(inputs))
     reference = hf_forward(hf_model, inputs)
     real = inputs["padding_mask"].astype(bool)
@@ -85,7 +90,8 @@ def differences(backbone, hf_model, inputs):
     return (np.abs(ours["sequence_output"][real] - reference.last_hidden_state.numpy()[real]).max(),
             max(np.abs(a[real] - b.numpy()[real]).max()
                 for a, b in zip(ours["hidden_states"], reference.hidden_states)),
-            np.abs(ours["pooled_output"] - reference.pooler_output.numpy()).max())
+            np.abs(ours["pooled_output"] - reference.pooler_output.numpy()).max(),
+            max(np.abs(a - b.numpy()).max() for a, b in zip(ours["attentions"], reference.attentions)))
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -93,14 +99,16 @@ def test_backbone_from_an_hf_folder_equals_transformers_on_real_text(name, mobil
     folder, hf_model = mobilebert_folder(name)
     checkpoint = load_checkpoint(str(folder))
     assert backbone_class_for(checkpoint) is MobileBertBackbone
-    backbone = kerasbert.MobileBertBackbone.from_preset(str(folder), output_hidden_states=True)
+    backbone = kerasbert.MobileBertBackbone.from_preset(str(folder), output_hidden_states=True,
+                                                        output_attentions=True)
     assert backbone.use_pooler is hf_model.config.classifier_activation
     singles, pairs = real_batch(folder)
     assert not singles["padding_mask"].all() and pairs["segment_ids"].any()  # padded rows, two segments
     for inputs in (singles, pairs):
-        sequence, hidden, pooled = differences(backbone, hf_model, inputs)
-        print(f"{name} vs transformers: sequence {sequence:.2e}, hidden states {hidden:.2e}, pooled {pooled:.2e}")
-        assert max(sequence, hidden, pooled) <= TOLERANCE
+        sequence, hidden, pooled, attentions = differences(backbone, hf_model, inputs)
+        print(f"{name} vs transformers: sequence {sequence:.2e}, hidden states {hidden:.2e}, pooled {pooled:.2e}, "
+              f"attentions {attentions:.2e}")
+        assert max(sequence, hidden, pooled, attentions) <= TOLERANCE
 
 
 def test_parameter_count_equals_hf_mobilebert_uncased():
@@ -135,7 +143,8 @@ def test_hf_export_and_kerasbert_preset_give_the_outputs_again(name, mobilebert_
     backbone = MobileBertBackbone.from_preset(str(folder))
     tokenizer = BertPreprocessor.from_preset(folder).tokenizer
     exported = backbone.save_to_preset(tmp_path / "hf", tokenizer=tokenizer, format="hf")
-    reloaded, loading = transformers.AutoModel.from_pretrained(str(exported), output_loading_info=True)
+    reloaded, loading = transformers.AutoModel.from_pretrained(str(exported), output_loading_info=True,
+                                                               attn_implementation="eager")  # as the original
     assert type(reloaded) is transformers.MobileBertModel
     assert not loading["missing_keys"] and not loading["unexpected_keys"]
     inputs = real_batch(folder)[0]
