@@ -1,7 +1,7 @@
 """Map backbone variables to HF state-dict names (the canonical checkpoint names), for every family.
 
 Every checkpoint reader in `kerasbert.presets` hands over weights under the HF base model's names
-(`BertModel`, `AlbertModel`, `RobertaModel`, `DistilBertModel`, `ElectraModel`) in torch layout
+(`BertModel`, `AlbertModel`, `RobertaModel`, `DistilBertModel`, `ElectraModel`, `MobileBertModel`) in torch layout
 (`Linear.weight` is `[out, in]`); this module moves them into a backbone and back out, so the presets
 package never needs to know a model class. Each family's `Family.weights` says where it keeps each part.
 """
