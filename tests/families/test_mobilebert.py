@@ -15,6 +15,7 @@ import pytest
 
 import kerasbert
 from kerasbert.data.shipped import load_dataset
+from kerasbert.distillation import student_from_teacher
 from kerasbert.families import BertPreprocessor, MobileBertBackbone
 from kerasbert.families.family import backbone_class_for
 from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
@@ -135,6 +136,14 @@ def test_classifier_fits_saves_and_reloads_with_identical_predictions(mobilebert
     texts = uci_reviews[1]["text"].tolist()[:6]
     expected, got = classifier.predict(texts, verbose=0), reloaded.predict(texts, verbose=0)
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
+
+
+def test_a_student_takes_the_teachers_blocks(mobilebert_folder):
+    teacher = BertClassifier.from_preset(str(mobilebert_folder("no_norm")[0]), num_classes=2, sequence_length=48)
+    student = student_from_teacher(teacher, layers=[1])  # DistilBERT's initialisation: the teacher's block 1
+    assert type(student.backbone) is MobileBertBackbone and len(student.backbone.encoder_blocks) == 1
+    for ours, teachers in zip(student.backbone.encoder_blocks[0].weights, teacher.backbone.encoder_blocks[1].weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours), keras.ops.convert_to_numpy(teachers))
 
 
 @pytest.mark.parametrize("name", ["no_norm", "layer_norm"])

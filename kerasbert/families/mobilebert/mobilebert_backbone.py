@@ -118,6 +118,7 @@ class MobileBertBackbone(keras.Model):
         self.output_hidden_states = output_hidden_states
         self.output_attentions = output_attentions
         self.adapter_size = self.lora_rank = None  # read by the fine-tuning modes
+        self.num_block_groups, self.blocks_per_group = None, 1  # every layer its own block (read by distillation)
         self.embedding = embedding
         self.embedding_projection = None  # inside `embedding` (HF `embeddings.embedding_transformation`)
         self.encoder_blocks = blocks
