@@ -95,6 +95,7 @@ def differences(backbone, hf_model, inputs):
             max(np.abs(a - b.numpy()).max() for a, b in zip(ours["attentions"], reference.attentions)))
 
 
+@pytest.mark.all_backends
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_backbone_from_an_hf_folder_equals_transformers_on_real_text(name, mobilebert_folder):
     folder, hf_model = mobilebert_folder(name)
