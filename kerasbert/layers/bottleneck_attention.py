@@ -34,16 +34,16 @@ class BottleneckAttention(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.dropout_layer = keras.layers.Dropout(attention_dropout, dtype=self.dtype_policy)
 
-    def build(self, query_key_shape, value_shape):
-        width = query_key_shape[-1]
+    def build(self, query_key_input_shape, value_input_shape):
+        width = query_key_input_shape[-1]
         if width % self.num_heads:
             raise ValueError(f"The attention width {width} (MobileBERT's true_hidden_size: intra_bottleneck_dim "
                              f"with a bottleneck, else hidden_dim) is not divisible by num_heads={self.num_heads}; "
                              "choose num_heads that divides it.")
         self.width, self.head_dim = width, width // self.num_heads
         initializer = weight_initializer(self.initializer_range)
-        for name, shape in (("query", query_key_shape), ("key", query_key_shape), ("value", value_shape),
-                            ("output_dense", query_key_shape)):
+        for name, shape in (("query", query_key_input_shape), ("key", query_key_input_shape),
+                            ("value", value_input_shape), ("output_dense", query_key_input_shape)):
             dense = keras.layers.Dense(width, kernel_initializer=initializer, dtype=self.dtype_policy, name=name)
             dense.build(shape)
             setattr(self, name, dense)
