@@ -1,7 +1,7 @@
 """Map backbone variables to HF state-dict names (the canonical checkpoint names), for every family.
 
 Every checkpoint reader in `kerasbert.presets` hands over weights under the HF base model's names
-(`BertModel`, `AlbertModel`, `RobertaModel`, `DistilBertModel`, `ElectraModel`) in torch layout
+(`BertModel`, `AlbertModel`, `RobertaModel`, `DistilBertModel`, `ElectraModel`, `MobileBertModel`) in torch layout
 (`Linear.weight` is `[out, in]`); this module moves them into a backbone and back out, so the presets
 package never needs to know a model class. Each family's `Family.weights` says where it keeps each part.
 """
@@ -36,9 +36,13 @@ def weight_links(backbone):
 
     kind: "copy" (same layout), "kernel" (transpose), "qkv_kernel"/"qkv_bias" (three HF
     tensors fused into one variable along the output axis). A part the family has no name for (a
-    projection in a BERT, a pooler in a DistilBERT) yields nothing.
+    projection in a BERT, a pooler in a DistilBERT) yields nothing. A family whose layers are not BERT's
+    (MobileBERT) has `weights` of its own that yield them (`weights.links(backbone)`).
     """
     names = family_named(backbone.family).weights
+    if not isinstance(names, HfNames):
+        yield from names.links(backbone)
+        return
     embedding = backbone.embedding
     yield embedding.token_embedding.embeddings, ["embeddings.word_embeddings.weight"], "copy"
     if embedding.segment_embedding is not None:

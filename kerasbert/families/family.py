@@ -24,11 +24,12 @@ class Family:
 
     Attributes:
         name: its HF `model_type` ("bert", "roberta", ...).
-        backbone: its backbone class (a `BertBackbone` subclass).
+        backbone: its backbone class (a `BertBackbone` subclass, or `MobileBertBackbone`).
         tokenizer: its tokenizer class.
         checkpoint: how HF config keys map onto the backbone, and its checkpoint files (`HfFamily`).
         weights: where HF keeps each weight (`HfNames`).
-        masked_lm_head: where HF keeps its masked-LM head (`MaskedLMHeadNames`).
+        masked_lm_head: where HF keeps its masked-LM head (`MaskedLMHeadNames`); None where `MaskedLMHead`
+            cannot hold HF's head (MobileBERT).
     """
 
     name: str

@@ -37,10 +37,15 @@ class MaskedLMHeadNames:
 
 
 def masked_lm_head_names(family):
-    """The `MaskedLMHeadNames` of `family` (an HF model_type), or an error listing the known families.
+    """The `MaskedLMHeadNames` of `family` (an HF model_type), or an error listing the known families, or a
+    ValueError for a family whose HF head kerasbert cannot hold (its `masked_lm_head` is None: MobileBERT).
 
     Examples:
         >>> masked_lm_head_names("albert").dense
         'predictions.dense'
     """
-    return family_named(family).masked_lm_head
+    head = family_named(family).masked_lm_head
+    if head is None:
+        raise ValueError(f"kerasbert has no masked-LM head of the {family} family: HF's is not the design that "
+                         f"MaskedLMHead holds (see kerasbert.families.{family}). Use the family's other task models.")
+    return head

@@ -15,11 +15,12 @@ Examples:
 import warnings
 
 from kerasbert.families.checkpoint_weights import weight_links
+from kerasbert.families.family import family_named
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 
-# The methods that decide what a layer computes or which weights it has.
+# The methods that decide what a layer computes or which weights it has (other stock layers: build, call).
 COMPUTING_METHODS = {
     TokenSegmentPositionEmbedding: ("build", "call"),
     TransformerEncoderBlock: ("build", "call", "feed_forward", "normalize", "make_attention",
@@ -30,7 +31,7 @@ COMPUTING_METHODS = {
 
 def overridden_methods(layer, stock_class):
     """The computing methods of `stock_class` that `layer`'s class replaces."""
-    return [name for name in COMPUTING_METHODS[stock_class]
+    return [name for name in COMPUTING_METHODS.get(stock_class, ("build", "call"))
             if getattr(type(layer), name) is not getattr(stock_class, name)]
 
 
@@ -45,11 +46,21 @@ def changed_computation(layer, stock_class):
     return None
 
 
-def hf_inexpressible(backbone):
-    """Sentences naming what an HF folder of `backbone` would lose ([] when nothing)."""
+def stock_layers(backbone):
+    """`(layer, stock class)` of each computing layer of `backbone`: BERT's, or those the family's `weights`
+    name (MobileBERT's own layers)."""
+    names = family_named(backbone.family).weights
+    if hasattr(names, "stock_layers"):
+        return list(names.stock_layers(backbone))
     layers = [(backbone.embedding, TokenSegmentPositionEmbedding)]
     for block in backbone.encoder_blocks:
         layers += [(block, TransformerEncoderBlock), (block.attention, MultiHeadSelfAttention)]
+    return layers
+
+
+def hf_inexpressible(backbone):
+    """Sentences naming what an HF folder of `backbone` would lose ([] when nothing)."""
+    layers = stock_layers(backbone)
     problems = []
     for layer, stock_class in layers:
         problem = changed_computation(layer, stock_class)

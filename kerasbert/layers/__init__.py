@@ -6,11 +6,15 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 
 from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention
+from kerasbert.layers.bottleneck_attention import BottleneckAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.heads import MaskedLMHead, NSPHead, ReplacedTokenHead
 from kerasbert.layers.int8_grid import fake_int8
 from kerasbert.layers.lora import LoraConfig, LowRankUpdate
+from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding
+from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
+from kerasbert.layers.no_norm import NoNorm
 from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.layers.scalar_mix import ScalarMix
 from kerasbert.layers.sentence_pooling import SentencePooling

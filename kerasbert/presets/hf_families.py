@@ -60,7 +60,8 @@ class HfFamily:
     activation_key: the config key of the activation. tokenizer_files: the tokenizer's files in a checkpoint
     folder. tokenizer_settings: `(tokenizer.json dict or None, tokenizer_config.json dict) -> settings` of the
     family's tokenizer (None: WordPiece's). projects_only_other_widths: an `embedding_dim` equal to
-    the hidden width means no embedding projection.
+    the hidden width means no embedding projection. hidden_wide_positions: the position table is `hidden_dim`
+    wide whatever `embedding_dim` is (MobileBERT).
     """
 
     config_keys: dict
@@ -73,6 +74,7 @@ class HfFamily:
     tokenizer_files: tuple = ("vocab.txt",)
     tokenizer_settings: object = None
     projects_only_other_widths: bool = False
+    hidden_wide_positions: bool = False
 
 
 # HF model_type -> HfFamily, filled by `kerasbert.families` (each family folder registers its own).

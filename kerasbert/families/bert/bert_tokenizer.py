@@ -144,7 +144,7 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
 
     # Presets: HF's `vocab.txt` and tokenizer settings.
 
-    families = ("bert", "distilbert", "electra")  # the families whose checkpoints use WordPiece
+    families = ("bert", "distilbert", "electra", "mobilebert")  # the families whose checkpoints use WordPiece
     packer_class = BertPacker
     continuation_marker = CONTINUATION_PREFIX
 
