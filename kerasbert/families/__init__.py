@@ -5,7 +5,7 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
-from kerasbert.families import albert, bert, distilbert, electra, roberta
+from kerasbert.families import albert, bert, distilbert, electra, roberta, xlnet
 from kerasbert.families.family import (
     FAMILIES,
     Family,
@@ -20,6 +20,7 @@ register(albert.FAMILY)
 register(roberta.FAMILY)
 register(distilbert.FAMILY)
 register(electra.FAMILY)
+register(xlnet.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
@@ -29,3 +30,4 @@ from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa
 from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402
 from kerasbert.families.preset_conversion import convert_preset  # noqa: E402
 from kerasbert.families.roberta import RobertaBackbone, RobertaPacker, RobertaTokenizer  # noqa: E402
+from kerasbert.families.xlnet import XLNetBackbone  # noqa: E402

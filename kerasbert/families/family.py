@@ -25,10 +25,11 @@ class Family:
     Attributes:
         name: its HF `model_type` ("bert", "roberta", ...).
         backbone: its backbone class (a `BertBackbone` subclass).
-        tokenizer: its tokenizer class.
+        tokenizer: its tokenizer class (None: kerasbert has none yet; XLNet).
         checkpoint: how HF config keys map onto the backbone, and its checkpoint files (`HfFamily`).
-        weights: where HF keeps each weight (`HfNames`).
-        masked_lm_head: where HF keeps its masked-LM head (`MaskedLMHeadNames`).
+        weights: where HF keeps each weight (`HfNames`; None: the family links its weights itself, as XLNet's
+            `xlnet_weights.py`).
+        masked_lm_head: where HF keeps its masked-LM head (`MaskedLMHeadNames`; None: none of that kind).
     """
 
     name: str
@@ -70,4 +71,7 @@ def tokenizer_from_preset(preset, **overrides):
         'RobertaTokenizer'
     """
     family = load_checkpoint(preset, load_weights=False).family or "bert"
+    if family_named(family).tokenizer is None:
+        raise ValueError(f"kerasbert has no {family} tokenizer yet: tokenise with HF's tokenizer of {preset} "
+                         "(transformers.AutoTokenizer) and pass the ids to the backbone.")
     return load_tokenizer(preset, family_named(family).tokenizer, **overrides)

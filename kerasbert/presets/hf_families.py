@@ -60,7 +60,8 @@ class HfFamily:
     activation_key: the config key of the activation. tokenizer_files: the tokenizer's files in a checkpoint
     folder. tokenizer_settings: `(tokenizer.json dict or None, tokenizer_config.json dict) -> settings` of the
     family's tokenizer (None: WordPiece's). projects_only_other_widths: an `embedding_dim` equal to
-    the hidden width means no embedding projection.
+    the hidden width means no embedding projection. required_values: HF settings of this family that kerasbert
+    does not compute, with the one value it reads (added to `REQUIRED_HF_VALUES`).
     """
 
     config_keys: dict
@@ -73,6 +74,7 @@ class HfFamily:
     tokenizer_files: tuple = ("vocab.txt",)
     tokenizer_settings: object = None
     projects_only_other_widths: bool = False
+    required_values: dict = dataclasses.field(default_factory=dict)
 
 
 # HF model_type -> HfFamily, filled by `kerasbert.families` (each family folder registers its own).
@@ -101,7 +103,7 @@ def backbone_config_from_hf(hf_config, source, activation_names=HF_ACTIVATIONS):
     model_type = family_of(hf_config, source)
     family = FAMILIES[model_type]
     hf_config = {**family.hf_defaults, **hf_config}
-    for key, value in REQUIRED_HF_VALUES.items():
+    for key, value in {**REQUIRED_HF_VALUES, **family.required_values}.items():
         if hf_config.get(key, value) != value:
             raise CheckpointError(f"{source}: {key}={hf_config[key]!r} is not supported; kerasbert reads {value!r}.")
     missing = [key for key in family.config_keys if key not in hf_config]
