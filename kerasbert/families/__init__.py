@@ -30,4 +30,4 @@ from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa
 from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402
 from kerasbert.families.preset_conversion import convert_preset  # noqa: E402
 from kerasbert.families.roberta import RobertaBackbone, RobertaPacker, RobertaTokenizer  # noqa: E402
-from kerasbert.families.xlnet import XLNetBackbone  # noqa: E402
+from kerasbert.families.xlnet import XLNetBackbone, XLNetPacker, XLNetTokenizer  # noqa: E402

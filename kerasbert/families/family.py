@@ -24,8 +24,8 @@ class Family:
 
     Attributes:
         name: its HF `model_type` ("bert", "roberta", ...).
-        backbone: its backbone class (a `BertBackbone` subclass).
-        tokenizer: its tokenizer class (None: kerasbert has none yet; XLNet).
+        backbone: its backbone class (a `BertBackbone` subclass, or XLNet's own `XLNetBackbone`).
+        tokenizer: its tokenizer class.
         checkpoint: how HF config keys map onto the backbone, and its checkpoint files (`HfFamily`).
         weights: where HF keeps each weight (`HfNames`; None: the family links its weights itself, as XLNet's
             `xlnet_weights.py`).
@@ -71,7 +71,4 @@ def tokenizer_from_preset(preset, **overrides):
         'RobertaTokenizer'
     """
     family = load_checkpoint(preset, load_weights=False).family or "bert"
-    if family_named(family).tokenizer is None:
-        raise ValueError(f"kerasbert has no {family} tokenizer yet: tokenise with HF's tokenizer of {preset} "
-                         "(transformers.AutoTokenizer) and pass the ids to the backbone.")
     return load_tokenizer(preset, family_named(family).tokenizer, **overrides)

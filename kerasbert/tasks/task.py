@@ -36,7 +36,7 @@ from kerasbert.atomic_files import atomic_path
 from kerasbert.deployment.export import export_saved_model
 from kerasbert.deployment.onnx_export import export_onnx
 from kerasbert.deployment.quantize import WEIGHT_ONLY_INT8, quantize_task
-from kerasbert.families.bert.bert_backbone import check_tokenizer_fits
+from kerasbert.families.bert.bert_backbone import BertBackbone, check_tokenizer_fits
 from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
@@ -112,10 +112,15 @@ class Task(PipelineModel):
         check_fields_given_apart(task_args, fine_tuning)
         fine_tuning = FineTuningConfig.coerce(fine_tuning)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
+        backbone_class = backbone_class_for(checkpoint)
+        if not issubclass(backbone_class, BertBackbone):
+            raise ValueError(f"{preset} holds a {checkpoint.family} model: task models take the BERT-family backbones, "
+                             f"not yet a {backbone_class.__name__}. Build it with {backbone_class.__name__}.from_preset "
+                             "and put your own head on its outputs.")
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
         overrides = {**fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
                      **(backbone_overrides or {})}
-        backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint, **overrides)
+        backbone = backbone_class.from_checkpoint(checkpoint, **overrides)
         if sequence_length is None:
             sequence_length = min(cls.default_sequence_length or longest_input(backbone), longest_input(backbone))
         check_sequence_length_fits(sequence_length, backbone)

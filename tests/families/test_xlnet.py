@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from kerasbert.families.checkpoint_weights import export_links
-from kerasbert.families.family import backbone_class_for, tokenizer_from_preset
+from kerasbert.families.family import backbone_class_for
 from kerasbert.families.xlnet.xlnet_backbone import XLNetBackbone
 from kerasbert.families.xlnet.xlnet_weights import LM_HEAD_BIAS, backbone_links, load_lm_head
 from kerasbert.layers.xlnet_lm_head import XLNetLMHead
 from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tasks.bert_classifier import BertClassifier
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
@@ -96,8 +97,8 @@ def test_an_hf_folder_loads_through_the_family_registry(hf_xlnet):
     assert backbone.memory_length == MEMORY_LENGTH and backbone.hidden_dim == 32 and backbone.num_layers == 2
     hf_count = sum(parameter.numel() for name, parameter in hf_xlnet[0].transformer.named_parameters())
     assert backbone.count_params() == hf_count
-    with pytest.raises(ValueError, match="no xlnet tokenizer yet"):
-        tokenizer_from_preset(str(folder))
+    with pytest.raises(ValueError, match="task models take the BERT-family backbones, not yet a XLNetBackbone"):
+        BertClassifier.from_preset(str(folder), num_classes=2)
 
 
 @pytest.mark.all_backends
