@@ -114,9 +114,10 @@ class Task(PipelineModel):
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
         backbone_class = backbone_class_for(checkpoint)
         if not issubclass(backbone_class, BertBackbone):
-            raise ValueError(f"{preset} holds a {checkpoint.family} model: task models take the BERT-family backbones, "
-                             f"not yet a {backbone_class.__name__}. Build it with {backbone_class.__name__}.from_preset "
-                             "and put your own head on its outputs.")
+            name = backbone_class.__name__
+            raise ValueError(f"{preset} holds a {checkpoint.family} model: task models take the BERT-family "
+                             f"backbones, not yet a {name}. Build it with {name}.from_preset and put your own head "
+                             "on its outputs.")
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
         overrides = {**fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
                      **(backbone_overrides or {})}
