@@ -57,7 +57,7 @@ def attention_masks(padding_mask, perm_mask, memory_length):
     padding = 1.0 - ops.cast(padding_mask, "float32")[:, None, :]
     hidden = padding if perm_mask is None else padding + ops.cast(perm_mask, "float32")
     if memory_length:
-        memory = ops.zeros_like(hidden[:, :, :1]) * ops.zeros((1, 1, memory_length))
+        memory = ops.repeat(ops.zeros_like(hidden[:, :, :1]), memory_length, axis=2)
         hidden = ops.concatenate([memory, hidden], axis=2)
     hidden = ops.cast(hidden > 0, "float32")
     length = ops.shape(padding_mask)[1]
