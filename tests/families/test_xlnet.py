@@ -101,6 +101,18 @@ def test_an_hf_folder_loads_through_the_family_registry(hf_xlnet):
         BertClassifier.from_preset(str(folder), num_classes=2)
 
 
+def test_a_pickled_checkpoint_loads_only_when_allowed(hf_xlnet, tmp_path):
+    model, folder = hf_xlnet
+    torch.save(model.state_dict(), tmp_path / "pytorch_model.bin")
+    (tmp_path / "config.json").write_text((folder / "config.json").read_text())
+    with pytest.raises(CheckpointError, match="allow_pickle=True"):
+        XLNetBackbone.from_preset(tmp_path)
+    inputs = left_padded_batch()
+    ours = numpy_tree(XLNetBackbone.from_preset(tmp_path, allow_pickle=True)(inputs))
+    expected = numpy_tree(XLNetBackbone.from_preset(folder)(inputs))
+    assert all(np.array_equal(a, b) for a, b in zip(keras.tree.flatten(ours), keras.tree.flatten(expected)))
+
+
 @pytest.mark.all_backends
 def test_content_stream_matches_hf_on_a_left_padded_batch(hf_xlnet):
     model, folder = hf_xlnet
