@@ -2,8 +2,6 @@
 
 from keras import ops
 
-OPTIONAL_INPUTS = ("memory", "perm_mask", "target_mapping")
-
 
 def static_dim(tensor, axis):
     """A tensor's size along `axis` when known before running (None inside a graph with a free dimension)."""
@@ -31,7 +29,8 @@ def check_memory(memory, token_ids, num_layers, hidden_dim):
 
 def check_permutation(perm_mask, target_mapping, token_ids):
     """A ValueError naming the fix unless `perm_mask` `[batch, T, T]` and `target_mapping` `[batch, P, T]` come
-    together (or neither)."""
+    together (or neither). HF accepts either alone (a mask alone then restricts only the content stream; a
+    mapping alone lets each prediction see its own token): as permutation-LM inputs they belong together."""
     if (perm_mask is None) != (target_mapping is None):
         given, missing = ("perm_mask", "target_mapping") if target_mapping is None else ("target_mapping", "perm_mask")
         raise ValueError(f"{given} was given without {missing}: permutation LM inputs come in pairs, perm_mask "
