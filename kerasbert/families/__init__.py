@@ -5,7 +5,7 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
-from kerasbert.families import albert, bert, distilbert, electra, mobilebert, roberta
+from kerasbert.families import albert, bert, distilbert, electra, mobilebert, roberta, xlnet
 from kerasbert.families.family import (
     FAMILIES,
     Family,
@@ -21,6 +21,7 @@ register(roberta.FAMILY)
 register(distilbert.FAMILY)
 register(electra.FAMILY)
 register(mobilebert.FAMILY)
+register(xlnet.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
@@ -31,3 +32,4 @@ from kerasbert.families.electra.electra_generator import generator_config_for  #
 from kerasbert.families.mobilebert import MobileBertBackbone  # noqa: E402
 from kerasbert.families.preset_conversion import convert_preset  # noqa: E402
 from kerasbert.families.roberta import RobertaBackbone, RobertaPacker, RobertaTokenizer  # noqa: E402
+from kerasbert.families.xlnet import XLNetBackbone, XLNetPacker, XLNetTokenizer  # noqa: E402

@@ -24,12 +24,14 @@ class Family:
 
     Attributes:
         name: its HF `model_type` ("bert", "roberta", ...).
-        backbone: its backbone class (a `BertBackbone` subclass, or `MobileBertBackbone`).
+        backbone: its backbone class (a `BertBackbone` subclass, or a family's own: `MobileBertBackbone`,
+            `XLNetBackbone`).
         tokenizer: its tokenizer class.
         checkpoint: how HF config keys map onto the backbone, and its checkpoint files (`HfFamily`).
-        weights: where HF keeps each weight (`HfNames`).
+        weights: where HF keeps each weight (`HfNames`, or a family's own links as MobileBERT's; None: the family
+            links its weights itself, as XLNet's `xlnet_weights.py`).
         masked_lm_head: where HF keeps its masked-LM head (`MaskedLMHeadNames`); None where `MaskedLMHead`
-            cannot hold HF's head (MobileBERT).
+            cannot hold HF's head (MobileBERT) or the family has none of that kind (XLNet).
     """
 
     name: str

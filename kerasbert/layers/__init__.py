@@ -15,8 +15,13 @@ from kerasbert.layers.lora import LoraConfig, LowRankUpdate
 from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding
 from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
 from kerasbert.layers.no_norm import NoNorm
+from kerasbert.layers.relative_attention import XLNetRelativeAttention
+from kerasbert.layers.relative_position_encoding import relative_positional_encoding
+from kerasbert.layers.relative_segment_encoding import relative_segment_encoding
 from kerasbert.layers.replacement_sampler import ReplacementSampler
 from kerasbert.layers.scalar_mix import ScalarMix
 from kerasbert.layers.sentence_pooling import SentencePooling
 from kerasbert.layers.span_boundary_head import SpanBoundaryHead
 from kerasbert.layers.task_head import DenseTaskHead
+from kerasbert.layers.xlnet_feed_forward import XLNetFeedForward
+from kerasbert.layers.xlnet_lm_head import XLNetLMHead

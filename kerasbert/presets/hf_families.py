@@ -61,7 +61,8 @@ class HfFamily:
     folder. tokenizer_settings: `(tokenizer.json dict or None, tokenizer_config.json dict) -> settings` of the
     family's tokenizer (None: WordPiece's). projects_only_other_widths: an `embedding_dim` equal to
     the hidden width means no embedding projection. hidden_wide_positions: the position table is `hidden_dim`
-    wide whatever `embedding_dim` is (MobileBERT).
+    wide whatever `embedding_dim` is (MobileBERT). required_values: HF settings of this family that kerasbert
+    does not compute, with the one value it reads (added to `REQUIRED_HF_VALUES`).
     """
 
     config_keys: dict
@@ -75,6 +76,7 @@ class HfFamily:
     tokenizer_settings: object = None
     projects_only_other_widths: bool = False
     hidden_wide_positions: bool = False
+    required_values: dict = dataclasses.field(default_factory=dict)
 
 
 # HF model_type -> HfFamily, filled by `kerasbert.families` (each family folder registers its own).
@@ -103,7 +105,7 @@ def backbone_config_from_hf(hf_config, source, activation_names=HF_ACTIVATIONS):
     model_type = family_of(hf_config, source)
     family = FAMILIES[model_type]
     hf_config = {**family.hf_defaults, **hf_config}
-    for key, value in REQUIRED_HF_VALUES.items():
+    for key, value in {**REQUIRED_HF_VALUES, **family.required_values}.items():
         if hf_config.get(key, value) != value:
             raise CheckpointError(f"{source}: {key}={hf_config[key]!r} is not supported; kerasbert reads {value!r}.")
     missing = [key for key in family.config_keys if key not in hf_config]

@@ -124,10 +124,10 @@ def check_weights_fit_the_config(state_dict, config, model_type, source):
             + (f"; they are named as in a {' / '.join(look_alikes)} checkpoint" if look_alikes else "")
             + ". The config and the weights do not belong together."
         )
-    width = config["embedding_dim"] or config["hidden_dim"]
+    width = config.get("embedding_dim") or config["hidden_dim"]  # XLNet has no embedding_dim
     position_width = config["hidden_dim"] if FAMILIES[model_type].hidden_wide_positions else width
     expected = {"embeddings.word_embeddings.weight": (config["vocabulary_size"], width),
-                "embeddings.position_embeddings.weight": (config["max_sequence_length"], position_width)}
+                "embeddings.position_embeddings.weight": (config.get("max_sequence_length"), position_width)}
     for name, shape in expected.items():
         if name in state_dict and tuple(state_dict[name].shape) != shape:
             raise CheckpointError(

@@ -69,7 +69,7 @@ def read_folder(folder, load_weights=True, allow_pickle=False):
         return read_hf_folder(folder, load_weights, allow_pickle)
     raise CheckpointError(
         f"{folder} is not a BERT checkpoint: expected {MANIFEST} (kerasbert), config.json (HF: BERT, ALBERT, "
-        "RoBERTa, DistilBERT, ELECTRA) or bert_config.json (Google)."
+        "RoBERTa, DistilBERT, ELECTRA, XLNet) or bert_config.json (Google)."
     )
 
 

@@ -116,10 +116,16 @@ class Task(PipelineModel):
         check_fields_given_apart(task_args, fine_tuning)
         fine_tuning = FineTuningConfig.coerce(fine_tuning)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
+        backbone_class = backbone_class_for(checkpoint)
+        if not getattr(backbone_class, "task_models", True):
+            name = backbone_class.__name__
+            raise ValueError(f"{preset} holds a {checkpoint.family} model: task models take the BERT-family "
+                             f"backbones and MobileBERT's, not yet a {name}. Build it with {name}.from_preset and put your own head "
+                             "on its outputs.")
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
         overrides = {**fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
                      **(backbone_overrides or {})}
-        backbone = backbone_class_for(checkpoint).from_checkpoint(checkpoint, **overrides)
+        backbone = backbone_class.from_checkpoint(checkpoint, **overrides)
         if sequence_length is None:
             sequence_length = min(cls.default_sequence_length or longest_input(backbone), longest_input(backbone))
         check_sequence_length_fits(sequence_length, backbone)

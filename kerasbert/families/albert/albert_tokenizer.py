@@ -327,7 +327,7 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         path = os.path.join(dir_path, PROTO_ASSET)
         if not os.path.isfile(path):
             raise ValueError(
-                f"The saved model has no {PROTO_ASSET} for AlbertTokenizer '{self.name}': the file is "
+                f"The saved model has no {PROTO_ASSET} for {type(self).__name__} '{self.name}': the file is "
                 "incomplete. Save the model again with model.save('model.keras')."
             )
         self.set_proto(path)

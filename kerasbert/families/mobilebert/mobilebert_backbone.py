@@ -37,11 +37,12 @@ class MobileBertBackbone(keras.Model):
         vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size (`num_heads` divide
             the attention width: `intra_bottleneck_dim` with a bottleneck, else `hidden_dim`).
         embedding_dim: the token embedding width (HF `embedding_size`).
-        intra_bottleneck_dim, use_bottleneck, use_bottleneck_attention, key_query_shared_bottleneck,
-            num_feedforward_networks, normalization_type, trigram_input: as HF `MobileBertConfig`.
+        intra_bottleneck_dim: HF `intra_bottleneck_size`.
+        use_bottleneck, use_bottleneck_attention, key_query_shared_bottleneck: as HF `MobileBertConfig`.
+        num_feedforward_networks, normalization_type, trigram_input: as HF `MobileBertConfig`.
         use_pooler: HF `classifier_activation`.
-        dropout, attention_dropout, max_sequence_length, num_segments, activation, layer_norm_epsilon,
-            initializer_range, output_hidden_states, output_attentions, dtype: as `BertBackbone`.
+        dropout, attention_dropout, max_sequence_length, num_segments, activation: as `BertBackbone`.
+        layer_norm_epsilon, initializer_range, output_hidden_states, output_attentions, dtype: as `BertBackbone`.
 
     Examples:
         >>> MobileBertBackbone().count_params()  # HF MobileBertModel(MobileBertConfig()).num_parameters()
