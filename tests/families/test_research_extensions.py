@@ -124,14 +124,12 @@ def fine_tune_and_reload(block, minilm_path, tmp_path):
 
 
 def test_temperature_attention_changes_one_method_and_creates_no_unused_weights(minilm_path, encoded, tmp_path):
-    stock = BertBackbone.from_preset(str(minilm_path))
-    warm = BertBackbone.from_preset(str(minilm_path), encoder_block=TemperatureBlock)
+    stock = BertBackbone.from_preset(str(minilm_path), output_attentions=True)
+    warm = BertBackbone.from_preset(str(minilm_path), encoder_block=TemperatureBlock, output_attentions=True)
     assert [v.path for v in warm.weights] == [v.path for v in stock.weights]  # nothing orphaned
     assert isinstance(warm.encoder_blocks[0].attention, TemperatureAttention)
-    stock_maps = ops.convert_to_numpy(BertBackbone.from_preset(str(minilm_path), output_attentions=True)(
-        keras_inputs(encoded))["attentions"][0])
-    warm_maps = ops.convert_to_numpy(BertBackbone.from_preset(
-        str(minilm_path), encoder_block=TemperatureBlock, output_attentions=True)(keras_inputs(encoded))["attentions"][0])
+    stock_maps = ops.convert_to_numpy(stock(keras_inputs(encoded))["attentions"][0])
+    warm_maps = ops.convert_to_numpy(warm(keras_inputs(encoded))["attentions"][0])
     real = encoded["attention_mask"][:, None, None, :].astype(bool)
     entropy = lambda p: -np.sum(np.where(real, p * np.log(np.maximum(p, 1e-30)), 0), -1).mean()
     assert entropy(warm_maps) > entropy(stock_maps)  # temperature 2 spreads the attention
