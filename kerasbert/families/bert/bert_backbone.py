@@ -73,6 +73,30 @@ def run_blocks(blocks, x, padding_mask, output_attentions):
         hidden_states.append(x)
     return x, hidden_states, attentions
 
+
+def backbone_outputs(x, pooler, hidden_states, attentions, output_hidden_states, output_attentions):
+    """A functional backbone's outputs: `sequence_output`, `pooled_output` (`pooler` on `[CLS]`, or the `[CLS]`
+    state itself when `pooler` is None) and, when asked, `hidden_states` and `attentions`."""
+    outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :]) if pooler else x[:, 0, :]}
+    if output_hidden_states:
+        outputs["hidden_states"] = hidden_states
+    if output_attentions:
+        outputs["attentions"] = attentions
+    return outputs
+
+
+def check_checkpoint_family(checkpoint, backbone_class):
+    """A `FamilyMismatchError` naming the checkpoint's family when `backbone_class` builds another (a checkpoint
+    that names none is BERT's)."""
+    family = checkpoint.family or "bert"
+    if family != backbone_class.family:
+        raise FamilyMismatchError(
+            f"{checkpoint.source} holds a {family!r} model; {backbone_class.__name__} builds "
+            f"{backbone_class.family!r} models. kerasbert.families.backbone_class_for(checkpoint) gives the class "
+            "of any checkpoint."
+        )
+
+
 @keras.saving.register_keras_serializable(package="kerasbert")
 class BertBackbone(keras.Model):
     """The BERT encoder: embeddings, a stack of encoder blocks and the `[CLS]` pooler.
@@ -206,11 +230,7 @@ class BertBackbone(keras.Model):
                                                   output_attentions)
         if final_layer_norm is not None:
             x = final_layer_norm(x)
-        outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :]) if pooler else x[:, 0, :]}
-        if output_hidden_states:
-            outputs["hidden_states"] = hidden_states
-        if output_attentions:
-            outputs["attentions"] = attentions
+        outputs = backbone_outputs(x, pooler, hidden_states, attentions, output_hidden_states, output_attentions)
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
@@ -325,11 +345,7 @@ class BertBackbone(keras.Model):
     def from_checkpoint(cls, checkpoint, **overrides):
         """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any. A checkpoint of
         another family (`checkpoint.family`) is a `FamilyMismatchError` naming it."""
-        if checkpoint.family not in (None, cls.family):
-            raise FamilyMismatchError(
-                f"{checkpoint.source} holds a {checkpoint.family!r} model; {cls.__name__} builds {cls.family!r} "
-                "models. kerasbert.families.backbone_class_for(checkpoint) gives the class of any checkpoint."
-            )
+        check_checkpoint_family(checkpoint, cls)
         config = {**checkpoint.backbone_config, **overrides}
         backbone = cls(**config)
         if checkpoint.state_dict is None and checkpoint.keras_weights_path is None:

@@ -2,14 +2,18 @@
 
 import keras
 
-from kerasbert.families.bert.bert_backbone import check_tokenizer_fits, run_blocks
+from kerasbert.families.bert.bert_backbone import (
+    backbone_outputs,
+    check_checkpoint_family,
+    check_tokenizer_fits,
+    run_blocks,
+)
 from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
 from kerasbert.families.hf_expressible import check_hf_expressible
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding
 from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
 from kerasbert.layers.no_norm import check_normalization_type
-from kerasbert.presets.checkpoint import FamilyMismatchError
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
@@ -87,11 +91,7 @@ class MobileBertBackbone(keras.Model):
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in PACKED_INPUTS}
         x = embedding(inputs["token_ids"], inputs["segment_ids"])
         x, hidden_states, attentions = run_blocks(blocks, x, inputs["padding_mask"], output_attentions)
-        outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :]) if pooler else x[:, 0, :]}
-        if output_hidden_states:
-            outputs["hidden_states"] = hidden_states
-        if output_attentions:
-            outputs["attentions"] = attentions
+        outputs = backbone_outputs(x, pooler, hidden_states, attentions, output_hidden_states, output_attentions)
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
@@ -162,12 +162,7 @@ class MobileBertBackbone(keras.Model):
     def from_checkpoint(cls, checkpoint, **overrides):
         """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any; a checkpoint of
         another family is a `FamilyMismatchError` naming it."""
-        if checkpoint.family != cls.family:
-            raise FamilyMismatchError(
-                f"{checkpoint.source} holds a {checkpoint.family or 'bert'!r} model; {cls.__name__} builds "
-                f"{cls.family!r} models. kerasbert.families.backbone_class_for(checkpoint) gives the class of any "
-                "checkpoint."
-            )
+        check_checkpoint_family(checkpoint, cls)
         backbone = cls(**{**checkpoint.backbone_config, **overrides})
         if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
             apply_checkpoint(backbone, checkpoint)

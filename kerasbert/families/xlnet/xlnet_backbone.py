@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerasbert.families.bert.bert_backbone import check_checkpoint_family
 from kerasbert.families.checkpoint_weights import assign_links
 from kerasbert.families.xlnet.xlnet_inputs import attention_masks, check_memory, check_permutation
 from kerasbert.families.xlnet.xlnet_weights import backbone_links
@@ -11,7 +12,6 @@ from kerasbert.layers.relative_attention import XLNetRelativeAttention
 from kerasbert.layers.relative_position_encoding import relative_positional_encoding
 from kerasbert.layers.relative_segment_encoding import relative_segment_encoding
 from kerasbert.layers.xlnet_feed_forward import XLNetFeedForward
-from kerasbert.presets.checkpoint import FamilyMismatchError
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
@@ -177,10 +177,7 @@ class XLNetBackbone(keras.Model):
     def from_checkpoint(cls, checkpoint, **overrides):
         """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any. A checkpoint of
         another family is a `FamilyMismatchError` naming it."""
-        if checkpoint.family != cls.family:
-            raise FamilyMismatchError(
-                f"{checkpoint.source} holds a {checkpoint.family or 'bert'!r} model; {cls.__name__} builds 'xlnet' "
-                "models. kerasbert.families.backbone_class_for(checkpoint) gives the class of any checkpoint.")
+        check_checkpoint_family(checkpoint, cls)
         backbone = cls(**{**checkpoint.backbone_config, **overrides})
         if checkpoint.state_dict is not None:
             assign_links(backbone_links(backbone), checkpoint.state_dict, checkpoint.source)
