@@ -40,7 +40,7 @@ main: $(VENV)/.installed-main
 # with one). Two workers on two cores each run TensorFlow on one thread: 12% faster than two workers of two
 # threads each spinning against each other. XLA keeps its threads: one-thread XLA made the JAX run slower.
 # Each run ends with its slowest tests, so a CI log says where the time goes.
-DURATIONS = --durations=25
+DURATIONS = --durations=50
 ONE_THREAD = TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1
 test: install
 	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not on_request and not under_torch" $(DURATIONS)
