@@ -130,32 +130,39 @@ class MaskedLMMasker:
         continuation_ids = [i for i, token in enumerate(vocabulary) if token.startswith(CONTINUATION_PREFIX)]
         return cls(len(vocabulary), tokenizer.mask_token_id, sorted(special_ids), continuation_ids, masking, seed)
 
-    def __call__(self, token_ids):
-        return self.with_seed(token_ids, self._generator.make_seeds(1)[:, 0])
+    def __call__(self, token_ids, joined=None):
+        return self.with_seed(token_ids, self._generator.make_seeds(1)[:, 0], joined)
 
-    def with_seed(self, token_ids, seed):
+    def with_seed(self, token_ids, seed, joined=None):
         """A call's outputs, drawn with the stateless `seed` (two ints) instead of the generator's next one: the same
-        ids and seed give the same mask, in any order of calls.
+        ids and seed give the same mask, in any order of calls. `joined`: per token, whether it continues a
+        knowledge unit (see the module docstring), shaped as `token_ids`.
 
         Examples:
             >>> masker.with_seed(batch["token_ids"], tf.constant([0, batch_number], tf.int64))
         """
+        if joined is not None and self.masking.strategy == "token":
+            raise ValueError("Knowledge units (joined tokens) are masked whole: use MaskingConfig(strategy="
+                             "'whole_word') (ERNIE) or 'span', not 'token'.")
         ids, valid, restore = _to_dense_batch(token_ids)
-        return restore(self._mask_batch(ids, valid, tf.cast(seed, tf.int64)))
+        joined = tf.zeros_like(valid) if joined is None else _to_dense_batch(tf.cast(joined, tf.int32))[0] > 0
+        return restore(self._mask_batch(ids, valid, tf.cast(seed, tf.int64), joined))
 
     @tf.function(
         input_signature=[
             tf.TensorSpec([None, None], tf.int64),
             tf.TensorSpec([None, None], tf.bool),
             tf.TensorSpec([2], tf.int64),
+            tf.TensorSpec([None, None], tf.bool),
         ],
         autograph=False,
     )
-    def _mask_batch(self, ids, valid, seed):
-        """The outputs for a dense `[batch, T]` int64 batch whose real tokens are `valid`."""
+    def _mask_batch(self, ids, valid, seed, joined):
+        """The outputs for a dense `[batch, T]` int64 batch whose real tokens are `valid` (`joined`: tokens that
+        continue a knowledge unit)."""
         seeds = tf.random.experimental.stateless_split(seed, 3)
         selection_seed, decision_seed, random_seed = tf.unstack(seeds)
-        selected = self._select(ids, valid & ~tf.gather(self._unselectable, ids), selection_seed)
+        selected = self._select(ids, valid & ~tf.gather(self._unselectable, ids), selection_seed, joined)
         decisions = tf.random.stateless_uniform(tf.shape(ids), decision_seed)
         if self.masking.strategy == "span":  # one decision per span
             decisions = tf.gather(decisions, _run_indices(selected), batch_dims=1)
@@ -167,12 +174,12 @@ class MaskedLMMasker:
         outputs = selection_outputs(ids, selected, self.masking.max_selections)
         return {"token_ids": tf.where(selected, replacements, ids), **outputs}
 
-    def _select(self, ids, selectable, seed):
+    def _select(self, ids, selectable, seed, joined):
         """The bool `[batch, T]` mask of the chosen tokens."""
         budget = selection_budget(selectable, self.masking.selection_rate, self.masking.max_selections)
         if self.masking.strategy == "token":
             return select_tokens(selectable, budget, seed)
-        word_ids = _word_indices(selectable, tf.gather(self._continuation, ids))
+        word_ids = _word_indices(selectable, tf.gather(self._continuation, ids) | joined)
         if self.masking.strategy == "whole_word":
             return _select_whole_words(selectable, word_ids, budget, seed)
         return _select_spans(selectable, word_ids, budget, self._span_logits, seed)

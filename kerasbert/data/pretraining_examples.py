@@ -24,6 +24,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count, check_number
+from kerasbert.data.knowledge_units import document_units, mark_units, split_joined, unit_start
 from kerasbert.data.sentences import split_sentences
 from kerasbert.data.text_corpus import load_text_corpus
 from kerasbert.data.validation import to_dataframe, validate_text_columns
@@ -31,7 +32,7 @@ from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 NEXT_SENTENCE_TASKS = ("nsp", "sop", None)
 def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sentence="nsp",
-                         short_seq_prob=0.1, dupe_factor=1, seed=0, text_column="text"):
+                         short_seq_prob=0.1, dupe_factor=1, seed=0, text_column="text", units_column=None):
     """Token ids of pre-training examples, in random order, drawn from `documents`.
 
     With `next_sentence="nsp"` (BERT), each example is `[CLS] A [SEP] B [SEP]`: sentences of one
@@ -63,12 +64,15 @@ def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sen
         dupe_factor: how many times to go over the documents, with new random draws each time.
         seed: seeds every random draw; the same inputs and seed give the same examples.
         text_column: the DataFrame column holding the documents.
+        units_column: a DataFrame column holding each document's knowledge units (entities, phrases: a list of
+            strings), for ERNIE's masking (`kerasbert.data.knowledge_units`); None: no units.
 
     Returns:
         A dict of `token_ids` and `segment_ids` (int32 `tf.RaggedTensor`s `[examples, (length)]`;
         segment 0 is `[CLS] A [SEP]`, segment 1 is `B [SEP]`) and, unless `next_sentence` is
         None, `next_sentence_label` (int32 array `[examples]`, labelled as HF's
-        `BertForPreTraining.next_sentence_label`: 0 = B follows A, 1 = not).
+        `BertForPreTraining.next_sentence_label`: 0 = B follows A, 1 = not); with `units_column`, `joined`
+        (int32 ragged as `token_ids`: 1 where a token continues a unit), which the masker reads.
 
     Examples:
         >>> examples = pretraining_examples(chapters, tokenizer, next_sentence="sop", seed=1)
@@ -76,8 +80,9 @@ def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sen
     """
     _check_settings(max_sequence_length, next_sentence, short_seq_prob, dupe_factor)
     texts = document_texts(documents, text_column)
+    units = None if units_column is None else document_units(documents, units_column)
     _check_text_and_tokenizer(texts, next_sentence, tokenizer)
-    corpus = tokenize_documents(texts, tokenizer)
+    corpus = tokenize_documents(texts, tokenizer, units)
     if next_sentence == "nsp" and len(corpus) < 2:
         raise ValueError(f"Only {len(corpus)} document has tokens; next-sentence prediction needs 2 "
                          "or more. Pass more documents, or next_sentence='sop' or None.")
@@ -91,7 +96,7 @@ def pretraining_examples(documents, tokenizer, max_sequence_length=128, next_sen
                 examples += _sentence_pairs(corpus, index, max_sequence_length - 3, short_seq_prob,
                                             next_sentence, rng)
     rng.shuffle(examples)
-    packed = _pack(examples, tokenizer.cls_token_id, tokenizer.sep_token_id)
+    packed = _pack(examples, tokenizer.cls_token_id, tokenizer.sep_token_id, with_units=units is not None)
     if next_sentence is not None:
         packed["next_sentence_label"] = np.array([label for _, label in examples], dtype=np.int32)
     return packed
@@ -117,8 +122,9 @@ def document_texts(documents, text_column="text"):
     return documents[text_column].tolist()
 
 
-def tokenize_documents(texts, tokenizer):
-    """Each document as its sentences' WordPiece ids (lists of int), tokenised in one batched call.
+def tokenize_documents(texts, tokenizer, units=None):
+    """Each document as its sentences' WordPiece ids (lists of int), tokenised in one batched call; with `units`
+    (per document, its knowledge units), their occurrences marked (`kerasbert.data.knowledge_units`).
 
     Sentences without tokens and documents without sentences are left out.
 
@@ -126,7 +132,10 @@ def tokenize_documents(texts, tokenizer):
         >>> tokenize_documents(["Hello there. Bye.", ""], tokenizer)
         [[[7592, 2045, 1012], [9061, 1012]]]
     """
-    corpus = [document for document in sentence_ids(texts, tokenizer) if document]
+    documents = sentence_ids(texts, tokenizer)
+    if units is not None:
+        documents = mark_units(documents, units, tokenizer)
+    corpus = [document for document in documents if document]
     if not corpus:
         raise ValueError(f"The tokenizer gave no tokens for any of the {len(texts)} documents. Check that "
                          "the documents hold real text and that the tokenizer suits them.")
@@ -251,16 +260,22 @@ def _joined(sentences):
     return [token for sentence in sentences for token in sentence]
 
 
-def _pack(examples, cls_token_id, sep_token_id):
-    """`[CLS] A [SEP] B [SEP]` (or `[CLS] A [SEP]`) ids and segment ids as ragged int32 tensors."""
-    rows = [packed(segments, cls_token_id, sep_token_id) for segments, _ in examples]
+def _pack(examples, cls_token_id, sep_token_id, with_units=False):
+    """`[CLS] A [SEP] B [SEP]` (or `[CLS] A [SEP]`) ids and segment ids as ragged int32 tensors; `with_units`, also
+    the `joined` flags of the knowledge units."""
+    rows = [packed([unit_start(segment) for segment in segments], cls_token_id, sep_token_id)
+            for segments, _ in examples]
     lengths = np.array([len(token_ids) for token_ids, _ in rows], dtype=np.int64)
     token_ids = np.concatenate([token_ids for token_ids, _ in rows]) if rows else np.zeros(0, np.int32)
     segment_ids = np.concatenate([segments for _, segments in rows]).astype(np.int32) if rows else np.zeros(0, np.int32)
-    return {
+    token_ids, joined = split_joined(token_ids)
+    packed_examples = {
         "token_ids": tf.RaggedTensor.from_row_lengths(token_ids, lengths),
         "segment_ids": tf.RaggedTensor.from_row_lengths(segment_ids, lengths),
     }
+    if with_units:
+        packed_examples["joined"] = tf.RaggedTensor.from_row_lengths(joined, lengths)
+    return packed_examples
 
 
 def packed(segments, cls_id, sep_id):

@@ -85,7 +85,10 @@ class BertPretrainer(Task):
             masked token predicted again from the two tokens around its span; loss = MLM + SBO. Pair it with
             `masking=MaskingConfig(strategy="span")` and `next_sentence=None`, as SpanBERT. The head is for
             pre-training only: `.keras` files and backups keep it, presets and HF folders do not.
-        columns: `{"text": ...}`, the DataFrame column holding the documents (default "text").
+        columns: `{"text": ..., "units": ...}`: the DataFrame column holding the documents (default "text"), and
+            one holding each document's knowledge units (entities, phrases: a list of strings; default None, no
+            units). With units and `MaskingConfig(strategy="whole_word")` each unit is masked whole: ERNIE's
+            knowledge masking (`kerasbert.data.knowledge_units`).
         head: a layer replacing both heads: called on `{"sequence_output", "pooled_output",
             "padding_mask", "mask_positions"}`, it returns `{"mlm": [batch, P, vocabulary] logits}`
             plus `"nsp": [batch, 2]` logits with a next-sentence task. Saved in `.keras` files; it
@@ -99,7 +102,8 @@ class BertPretrainer(Task):
         >>> pretrainer.save_to_preset("austen_bert")  # then BertClassifier.from_preset("austen_bert", ...)
     """
 
-    default_columns = {"text": "text"}
+    default_columns = {"text": "text", "units": None}
+    nullable_columns = ("units",)
 
     def __init__(
         self,
@@ -146,6 +150,9 @@ class BertPretrainer(Task):
         self.short_seq_prob = short_seq_prob
         self.dupe_factor = dupe_factor
         self.masking = masking
+        if self.columns["units"] is not None and masking.strategy == "token":
+            raise ValueError(f"columns['units']={self.columns['units']!r} asks for knowledge units, which are masked "
+                             "whole: pass masking=MaskingConfig(strategy='whole_word') (ERNIE) or 'span'.")
         self.span_boundary_objective = span_boundary_objective
         self.mlm_head = mlm_head
         self.nsp_head = nsp_head
@@ -237,24 +244,28 @@ class BertPretrainer(Task):
         """
         masker = self.masker(seed)
         if is_shard_folder(documents):
+            if self.columns["units"] is not None:
+                raise ValueError("Knowledge units are read from a DataFrame of documents; a shard folder carries "
+                                 "none. Pass the documents as a DataFrame, or columns={'units': None}.")
             return self.with_sbo_targets(self.pretraining_stream(documents, seed).dataset(batch_size, masker, start))
         dynamic = self.masking.dynamic if dynamic is None else dynamic
         examples = pretraining_examples(
             documents, self.tokenizer, max_sequence_length=self.max_sequence_length,
             next_sentence=self.next_sentence, short_seq_prob=self.short_seq_prob,
             dupe_factor=self.dupe_factor, seed=seed, text_column=self.columns["text"],
+            units_column=self.columns["units"],
         )
         if fit_role is not None:
             check_batches_split_evenly(int(examples["token_ids"].nrows()), batch_size, fit_role, model=self)
         if not dynamic:
-            examples.update(masker(examples["token_ids"]))
+            examples.update(masker(examples["token_ids"], examples.get("joined")))
         dataset = make_batched_dataset(
             examples, batch_size=batch_size, max_length=self.max_sequence_length,
             pad_token_id=self.tokenizer.pad_token_id,
             batch_order=BatchOrder(shuffle=shuffle, seed=seed, group_by_length=group_by_length),
         )
         if dynamic:  # mapped sequentially, so the same seed gives the same masks
-            dataset = dataset.map(lambda batch: {**batch, **masker(batch["token_ids"])})
+            dataset = dataset.map(lambda batch: {**batch, **masker(batch["token_ids"], batch.get("joined"))})
         return self.with_sbo_targets(dataset.map(inputs_and_targets)).prefetch(tf.data.AUTOTUNE)
 
     def with_sbo_targets(self, dataset):
