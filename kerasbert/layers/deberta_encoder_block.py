@@ -68,9 +68,6 @@ class DebertaEncoderBlock(keras.layers.Layer):
         outputs = self.output_norm(x + y)
         return (outputs, probabilities) if return_attention_scores else outputs
 
-    def compute_output_shape(self, inputs_shape, rel_embeddings_shape=None, padding_mask_shape=None):
-        return inputs_shape
-
     def get_config(self):
         attention = self.attention
         return {**super().get_config(), **{name: getattr(self, name) for name in (

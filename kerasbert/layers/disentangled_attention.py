@@ -133,9 +133,6 @@ class DisentangledSelfAttention(keras.layers.Layer):
         attended = ops.reshape(attended, tuple(ops.shape(attended)[:2]) + (self.num_heads * self.head_dim,))
         return (attended, probabilities) if return_attention_scores else attended
 
-    def compute_output_shape(self, inputs_shape, rel_embeddings_shape=None, padding_mask_shape=None):
-        return inputs_shape
-
     def get_config(self):
         return {**super().get_config(), **{name: getattr(self, name) for name in (
             "num_heads", "relative_attention", "pos_att_type", "position_buckets", "max_relative_positions",
