@@ -16,7 +16,7 @@ def relative_position_index(length, position_buckets, max_relative_positions):
     `position_buckets > 0`, shifted by the table's half size and clipped into it.
 
     Examples:
-        >>> relative_position_index(3, 8, 16)[0]  # query 0 against keys 0, 1, 2; the table has 16 rows
+        >>> ops.convert_to_numpy(relative_position_index(3, 8, 16))[0].tolist()  # query 0 vs keys 0, 1, 2; 16 rows
         [8, 7, 6]
     """
     positions = ops.arange(length, dtype="float32")

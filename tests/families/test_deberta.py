@@ -1,12 +1,12 @@
 """DeBERTa-v2/v3 against HF transformers (CPU torch).
 
 Reference: HF `DebertaV2Model` of seeded, randomly initialised tiny configs (hidden 32, 2 layers, 4 heads,
-intermediate 64; position_buckets 8, max_relative_positions 16), its norms and biases moved off their initial
-ones and zeros so that every weight matters, saved with `save_pretrained` (no real DeBERTa weights can be
-downloaded here). kerasbert has no DeBERTa tokenizer yet, so the inputs are token ids: a batch of 24 positions
-(past the 16 relative positions, so bucketing and clipping both matter) with right padding. Bar: max |difference|
-<= 1e-5 in float32 on sequence_output, every hidden state and the attention probabilities, padded positions
-included (HF masks padded queries and keys alike; measured: about 1e-6).
+intermediate 64; max_relative_positions 16, position_buckets 8 in v3 and none in v2), its norms and biases
+moved off their initial ones and zeros so that every weight matters, saved with `save_pretrained` (no real
+DeBERTa weights can be downloaded here). kerasbert has no DeBERTa tokenizer yet, so the inputs are token ids:
+a batch of 24 positions (past the 16 relative positions, so bucketing and clipping both matter) with right
+padding. Bar: max |difference| <= 1e-5 in float32 on sequence_output, every hidden state and the attention
+probabilities, padded positions included (HF masks padded queries and keys alike; measured: about 1e-6).
 """
 
 import keras
@@ -31,7 +31,7 @@ TINY = {"vocab_size": VOCABULARY, "hidden_size": 32, "num_hidden_layers": 2, "nu
 CONFIGS = {
     "v3": {"norm_rel_ebd": "layer_norm", "share_att_key": True, "position_biased_input": False,
            "type_vocab_size": 0},
-    "v2": {"share_att_key": False, "position_biased_input": True, "type_vocab_size": 2},
+    "v2": {"share_att_key": False, "position_biased_input": True, "type_vocab_size": 2, "position_buckets": -1},
 }
 
 
