@@ -50,8 +50,8 @@ class DebertaV2Backbone(keras.Model):
 
     Args:
         vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size.
-        relative_attention, pos_att_type, position_buckets, share_att_key, norm_rel_ebd,
-            position_biased_input: as HF `DebertaV2Config`.
+        relative_attention, pos_att_type, position_buckets, share_att_key: as HF `DebertaV2Config`.
+        norm_rel_ebd, position_biased_input: as HF `DebertaV2Config`.
         max_relative_positions: HF's; below 1 means `max_sequence_length` (as HF).
         num_segments: HF `type_vocab_size` (0: no segment embeddings).
         dropout, attention_dropout, max_sequence_length, activation: as `BertBackbone`.
