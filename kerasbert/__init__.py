@@ -27,7 +27,7 @@ EXPORTS = {
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock", "XLNetLMHead"),
     "families": ("AlbertBackbone", "AlbertTokenizer", "BertBackbone", "BertPreprocessor", "BertTokenizer",
-                 "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator", "MobileBertBackbone", "RobertaBackbone",
+                 "DebertaV2Backbone", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator", "MobileBertBackbone", "RobertaBackbone",
                  "RobertaPacker", "RobertaTokenizer", "XLNetBackbone", "XLNetPacker", "XLNetTokenizer",
                  "backbone_class_for", "tokenizer_from_preset"),
     "tokenizers": ("BertPacker",),

@@ -5,7 +5,7 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
-from kerasbert.families import albert, bert, distilbert, electra, mobilebert, roberta, xlnet
+from kerasbert.families import albert, bert, deberta_v2, distilbert, electra, mobilebert, roberta, xlnet
 from kerasbert.families.family import (
     FAMILIES,
     Family,
@@ -22,10 +22,12 @@ register(distilbert.FAMILY)
 register(electra.FAMILY)
 register(mobilebert.FAMILY)
 register(xlnet.FAMILY)
+register(deberta_v2.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
 from kerasbert.families.bert_preprocessor import BertPreprocessor  # noqa: E402
+from kerasbert.families.deberta_v2 import DebertaV2Backbone  # noqa: E402
 from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402
 from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa: E402
 from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402

@@ -26,7 +26,7 @@ class Family:
         name: its HF `model_type` ("bert", "roberta", ...).
         backbone: its backbone class (a `BertBackbone` subclass, or a family's own: `MobileBertBackbone`,
             `XLNetBackbone`).
-        tokenizer: its tokenizer class.
+        tokenizer: its tokenizer class (None: none yet, DeBERTa-v2's).
         checkpoint: how HF config keys map onto the backbone, and its checkpoint files (`HfFamily`).
         weights: where HF keeps each weight (`HfNames`, or a family's own links as MobileBERT's; None: the family
             links its weights itself, as XLNet's `xlnet_weights.py`).
@@ -72,5 +72,8 @@ def tokenizer_from_preset(preset, **overrides):
         >>> type(tokenizer_from_preset("my_roberta_folder")).__name__  # doctest: +SKIP
         'RobertaTokenizer'
     """
-    family = load_checkpoint(preset, load_weights=False).family or "bert"
-    return load_tokenizer(preset, family_named(family).tokenizer, **overrides)
+    family = family_named(load_checkpoint(preset, load_weights=False).family or "bert")
+    if family.tokenizer is None:
+        raise UnsupportedModelTypeError(f"kerasbert has no {family.name} tokenizer yet: build the "
+                                        f"{family.backbone.__name__} alone and tokenise with HF's tokenizer.")
+    return load_tokenizer(preset, family.tokenizer, **overrides)

@@ -7,6 +7,9 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.bottleneck_attention import BottleneckAttention
+from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
+from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
+from kerasbert.layers.disentangled_attention import DisentangledSelfAttention, relative_position_index
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.heads import MaskedLMHead, NSPHead, ReplacedTokenHead

@@ -60,16 +60,17 @@ def resolve_block_class(encoder_block):
 
 
 
-def run_blocks(blocks, x, padding_mask, output_attentions):
+def run_blocks(blocks, x, padding_mask, output_attentions, **block_inputs):
     """`(last output, [embedding output, each block's output], [each block's attention probabilities])`
-    of the encoder blocks applied in turn (the probabilities only with `output_attentions`)."""
+    of the encoder blocks applied in turn (the probabilities only with `output_attentions`); `block_inputs`
+    go to every block (DeBERTa's shared `rel_embeddings`)."""
     hidden_states, attentions = [x], []
     for block in blocks:
         if output_attentions:
-            x, probabilities = block(x, padding_mask=padding_mask, return_attention_scores=True)
+            x, probabilities = block(x, padding_mask=padding_mask, return_attention_scores=True, **block_inputs)
             attentions.append(probabilities)
         else:
-            x = block(x, padding_mask=padding_mask)
+            x = block(x, padding_mask=padding_mask, **block_inputs)
         hidden_states.append(x)
     return x, hidden_states, attentions
 

@@ -1,0 +1,6 @@
+"""DeBERTa-v2/v3: disentangled relative attention; no tokenizer yet."""
+
+from kerasbert.families.deberta_v2.deberta_v2_backbone import DebertaV2Backbone
+from kerasbert.families.deberta_v2.family import FAMILY
+
+__all__ = ["FAMILY", "DebertaV2Backbone"]

@@ -1,0 +1,198 @@
+"""DebertaV2Backbone: DeBERTa-v2/v3's disentangled-attention encoder as a functional keras.Model."""
+
+import keras
+
+from kerasbert.families.bert.bert_backbone import (
+    backbone_outputs,
+    check_checkpoint_family,
+    check_tokenizer_fits,
+    run_blocks,
+)
+from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
+from kerasbert.families.hf_expressible import check_hf_expressible
+from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
+from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
+from kerasbert.layers.disentangled_attention import check_position_attention
+from kerasbert.presets.hf_format import write_hf_folder
+from kerasbert.presets.kerasbert_format import write_kerasbert_folder
+from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
+
+# What BertBackbone has and DebertaV2Backbone has not: task models and fine-tuning modes may ask for them.
+PARAMETER_EFFICIENT = ("adapter_size", "lora_rank")
+REL_EMBEDDING_NORMS = ("none", "layer_norm")
+
+
+def check_norm_rel_ebd(norm_rel_ebd):
+    """HF `norm_rel_ebd` ("layer_norm", "none", parts joined by "|") -> whether the relative table is
+    LayerNormed, or a ValueError naming the known parts."""
+    parts = [part.strip() for part in str(norm_rel_ebd).lower().split("|")]
+    unknown = [part for part in parts if part not in REL_EMBEDDING_NORMS]
+    if unknown:
+        raise ValueError(f"norm_rel_ebd={norm_rel_ebd!r}: kerasbert knows {list(REL_EMBEDDING_NORMS)} "
+                         "(HF DebertaV2Config norm_rel_ebd).")
+    return "layer_norm" in parts
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class DebertaV2Backbone(keras.Model):
+    """DeBERTa-v2 / v3 (He et al., 2021, 2023) exactly as HF `DebertaV2Model` computes it.
+
+    `DebertaEmbedding` (token, absolute position embeddings only with `position_biased_input`, segment
+    embeddings only when `num_segments > 0`; LayerNorm; zeros at padding), then `num_layers`
+    `DebertaEncoderBlock`s that share one `RelativeEmbeddingTable` (`2 * position_buckets` rows, or
+    `2 * max_relative_positions` without buckets; LayerNormed with `norm_rel_ebd="layer_norm"`). Inputs and
+    outputs are `BertBackbone`'s (`token_ids`, `segment_ids`, `padding_mask` in; `sequence_output`,
+    `pooled_output`, and `hidden_states` / `attentions` when asked, out). HF's base model has no pooler, so
+    `pooled_output` is the `[CLS]` hidden state unchanged (as MobileBERT's without its pooler). Defaults are
+    microsoft/deberta-v3-base's sizes and settings. Its blocks are no `TransformerEncoderBlock`s, so it has no
+    adapters or LoRA (fine-tune it in full or frozen).
+
+    Args:
+        vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size.
+        relative_attention, pos_att_type, position_buckets, share_att_key: as HF `DebertaV2Config`.
+        norm_rel_ebd, position_biased_input: as HF `DebertaV2Config`.
+        max_relative_positions: HF's; below 1 means `max_sequence_length` (as HF).
+        num_segments: HF `type_vocab_size` (0: no segment embeddings).
+        dropout, attention_dropout, max_sequence_length, activation: as `BertBackbone`.
+        layer_norm_epsilon, initializer_range, output_hidden_states, output_attentions, dtype: as `BertBackbone`.
+
+    Examples:
+        >>> backbone = DebertaV2Backbone(vocabulary_size=1000, num_layers=2, num_heads=4, hidden_dim=32,
+        ...                              intermediate_dim=64, position_buckets=8, max_relative_positions=16)
+        >>> sorted(backbone(backbone.input)) == ["pooled_output", "sequence_output"]
+        True
+    """
+
+    family = "deberta-v2"  # the HF model_type whose checkpoints name this class's weights
+
+    def __init__(self, vocabulary_size=128100, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
+                 relative_attention=True, pos_att_type=("p2c", "c2p"), position_buckets=256,
+                 max_relative_positions=-1, share_att_key=True, norm_rel_ebd="layer_norm",
+                 position_biased_input=False, num_segments=0, dropout=0.0, attention_dropout=0.0,
+                 max_sequence_length=512, activation="gelu", layer_norm_epsilon=1e-7, initializer_range=0.02,
+                 output_hidden_states=False, output_attentions=False, dtype=None, **kwargs):
+        asked = [name for name in PARAMETER_EFFICIENT if kwargs.pop(name, None)]
+        if asked:
+            raise ValueError(f"DebertaV2Backbone has no adapters or LoRA updates ({', '.join(asked)} given): its "
+                             "blocks are DebertaEncoderBlocks. Fine-tune it with fine_tuning='full' or 'frozen'.")
+        pos_att_type = check_position_attention(pos_att_type)
+        normalize_relative = check_norm_rel_ebd(norm_rel_ebd)
+        relative_span = max_relative_positions if max_relative_positions >= 1 else max_sequence_length
+        table_rows = 2 * (position_buckets if position_buckets > 0 else relative_span)
+
+        # === Layers ===
+        embedding = DebertaEmbedding(vocabulary_size, hidden_dim, max_sequence_length, num_segments,
+                                     position_biased_input, layer_norm_epsilon, dropout, initializer_range,
+                                     dtype=dtype, name="embedding")
+        relative_table = RelativeEmbeddingTable(table_rows, hidden_dim, normalize_relative, layer_norm_epsilon,
+                                                initializer_range, dtype=dtype,
+                                                name="relative_embedding") if relative_attention else None
+        blocks = [
+            DebertaEncoderBlock(num_heads, intermediate_dim, relative_attention, pos_att_type, position_buckets,
+                                relative_span, share_att_key, activation, dropout, attention_dropout,
+                                layer_norm_epsilon, initializer_range, dtype=dtype, name=f"encoder_block_{i}")
+            for i in range(num_layers)
+        ]
+
+        # === Functional model ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in PACKED_INPUTS}
+        x = embedding(inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"])
+        rel_embeddings = relative_table(x) if relative_table is not None else None
+        x, hidden_states, attentions = run_blocks(blocks, x, inputs["padding_mask"], output_attentions,
+                                                  rel_embeddings=rel_embeddings)
+        outputs = backbone_outputs(x, None, hidden_states, attentions, output_hidden_states, output_attentions)
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.relative_attention = relative_attention
+        self.pos_att_type = pos_att_type
+        self.position_buckets = position_buckets
+        self.max_relative_positions = max_relative_positions
+        self.share_att_key = share_att_key
+        self.norm_rel_ebd = norm_rel_ebd
+        self.position_biased_input = position_biased_input
+        self.num_segments = num_segments
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.max_sequence_length = max_sequence_length
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.output_hidden_states = output_hidden_states
+        self.output_attentions = output_attentions
+        self.adapter_size = self.lora_rank = None  # read by the fine-tuning modes
+        self.num_block_groups, self.blocks_per_group = None, 1  # every layer its own block (read by distillation)
+        self.embedding = embedding
+        self.embedding_projection = None
+        self.relative_embedding = relative_table
+        self.encoder_blocks = blocks
+        self.final_layer_norm = None
+        self.pooler = None
+
+    @property
+    def token_embedding(self):
+        """The token `Embedding` layer."""
+        return self.embedding.token_embedding
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.embedding.dtype_policy),
+            **{name: getattr(self, name) for name in (
+                "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "relative_attention",
+                "pos_att_type", "position_buckets", "max_relative_positions", "share_att_key", "norm_rel_ebd",
+                "position_biased_input", "num_segments", "dropout", "attention_dropout", "max_sequence_length",
+                "activation", "layer_norm_epsilon", "initializer_range", "output_hidden_states",
+                "output_attentions")},
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, allow_pickle=False, **overrides):
+        """Build the backbone of `preset` (an HF DeBERTa-v2/v3 folder, a kerasbert preset folder or
+        `hf://org/name`) and load its weights; `overrides` replace config values (see `BertBackbone.from_preset`).
+
+        Examples:
+            >>> backbone = DebertaV2Backbone.from_preset("hf://microsoft/deberta-v3-small")
+        """
+        return cls.from_checkpoint(load_checkpoint(preset, load_weights, allow_pickle), **overrides)
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint, **overrides):
+        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any; a checkpoint of
+        another family is a `FamilyMismatchError` naming it."""
+        check_checkpoint_family(checkpoint, cls)
+        backbone = cls(**{**checkpoint.backbone_config, **overrides})
+        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
+            apply_checkpoint(backbone, checkpoint)
+        return backbone
+
+    def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
+        """Write a preset folder that `from_preset` reads: `format="kerasbert"` or `"hf"` (as `export_to_hf`)."""
+        if format == "hf":
+            return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
+        if format != "kerasbert":
+            raise ValueError(f"format={format!r}: use 'kerasbert' or 'hf' (HF transformers).")
+        check_tokenizer_fits(self, tokenizer)
+        return write_kerasbert_folder(folder, self, tokenizer)
+
+    def export_to_hf(self, folder, tokenizer=None, allow_lossy=False):
+        """Write an HF `DebertaV2Model` folder (`config.json`, `model.safetensors`) that `transformers.AutoModel`
+        loads; a changed block or embedding is refused (see `BertBackbone.export_to_hf`).
+
+        Examples:
+            >>> backbone.export_to_hf("hf_deberta", tokenizer=tokenizer)
+        """
+        check_hf_expressible(self, allow_lossy)
+        check_tokenizer_fits(self, tokenizer)
+        return write_hf_folder(folder, self.get_config(), export_hf_weights(self), tokenizer, None, self.family)

@@ -1,0 +1,35 @@
+"""The DeBERTa-v2/v3 family as data: HF config keys and defaults; its weight links are `deberta_v2_weights.py`
+(DeBERTa's layers are not BERT's).
+
+No tokenizer yet (`tokenizer=None`: `tokenizer_from_preset` says so): DeBERTa-v3's SentencePiece `spm.model`
+is normalised by HF's `DebertaV2Converter` (Strip, the precompiled map, Metaspace, no accent stripping),
+which is not ALBERT's pipeline. No masked-LM head: HF's `DebertaV2ForMaskedLM` head and the enhanced mask
+decoder are not ported.
+"""
+
+from kerasbert.families.deberta_v2.deberta_v2_backbone import DebertaV2Backbone
+from kerasbert.families.deberta_v2.deberta_v2_weights import DebertaV2Names
+from kerasbert.families.family import Family
+from kerasbert.presets.hf_families import BERT_CONFIG_KEYS, HfFamily
+
+DEBERTA_V2_CONFIG_KEYS = {**BERT_CONFIG_KEYS, "relative_attention": "relative_attention",
+                          "pos_att_type": "pos_att_type", "position_buckets": "position_buckets",
+                          "max_relative_positions": "max_relative_positions", "share_att_key": "share_att_key",
+                          "norm_rel_ebd": "norm_rel_ebd", "position_biased_input": "position_biased_input"}
+# HF DebertaV2Config's defaults of the keys a config.json may leave out (transformers 5.24; position_buckets,
+# share_att_key and norm_rel_ebd are read with getattr defaults by the model).
+DEBERTA_V2_DEFAULTS = {"layer_norm_eps": 1e-7, "hidden_act": "gelu", "type_vocab_size": 0,
+                       "relative_attention": False, "pos_att_type": None, "position_buckets": -1,
+                       "max_relative_positions": -1, "share_att_key": False, "norm_rel_ebd": "none",
+                       "position_biased_input": True}
+
+FAMILY = Family(
+    name="deberta-v2",
+    backbone=DebertaV2Backbone,
+    tokenizer=None,
+    checkpoint=HfFamily(DEBERTA_V2_CONFIG_KEYS, DEBERTA_V2_DEFAULTS, {}, "DebertaV2Model", "deberta.",
+                        marker_weight="encoder.layer.0.attention.self.query_proj.weight",
+                        tokenizer_files=("spm.model",), required_values={"conv_kernel_size": 0}),
+    weights=DebertaV2Names(),
+    masked_lm_head=None,
+)
