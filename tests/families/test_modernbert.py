@@ -63,10 +63,15 @@ def padded_batch():
     return {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids), "padding_mask": padding_mask}
 
 
+def numpy(tensor):
+    return keras.ops.convert_to_numpy(tensor)
+
+
 def max_diff(ours, theirs, mask):
-    return float(np.max(np.abs(np.asarray(ours) - theirs.numpy()) * mask[..., None]))
+    return float(np.max(np.abs(numpy(ours) - theirs.numpy()) * mask[..., None]))
 
 
+@pytest.mark.all_backends
 def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(modernbert_folder):
     folder, model = modernbert_folder
     checkpoint = load_checkpoint(folder)
@@ -85,7 +90,7 @@ def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(modernb
     assert max(diffs) <= TOLERANCE, diffs
     # the window cuts: global attention everywhere changes the 12-token row
     unwindowed = ModernBertBackbone.from_checkpoint(checkpoint, local_attention=64)
-    assert np.max(np.abs(np.asarray(unwindowed(inputs)["sequence_output"]) - np.asarray(ours["sequence_output"]))) > 1e-3
+    assert np.max(np.abs(numpy(unwindowed(inputs)["sequence_output"]) - numpy(ours["sequence_output"]))) > 1e-3
 
 
 def test_parameter_count_equals_hf_modernbert_base():
@@ -104,17 +109,17 @@ def test_backbone_keras_file_reloads_identical(modernbert_folder, tmp_path):
     expected, got = backbone(inputs), reloaded(inputs)
     assert len(got["attentions"]) == TINY["num_hidden_layers"]
     for key in ("sequence_output", "pooled_output"):
-        np.testing.assert_array_equal(np.asarray(got[key]), np.asarray(expected[key]))
+        np.testing.assert_array_equal(numpy(got[key]), numpy(expected[key]))
 
 
 def test_classifier_fits_saves_and_reloads_with_identical_predictions(modernbert_folder, uci_reviews, tmp_path):
     classifier = kerasbert.BertClassifier.from_preset(str(modernbert_folder[0]), num_classes=2, sequence_length=24)
     assert type(classifier.backbone) is ModernBertBackbone
-    before = [keras.ops.convert_to_numpy(weight) for weight in classifier.backbone.trainable_weights]
+    before = [numpy(weight) for weight in classifier.backbone.trainable_weights]
     # two steps: the first one's learning rate is warmup's 0, as in HF Trainer
     history = classifier.fit(uci_reviews[0].iloc[:8], epochs=1, batch_size=4, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
-    assert any(not np.array_equal(b, np.asarray(w)) for b, w in zip(before, classifier.backbone.trainable_weights))
+    assert any(not np.array_equal(b, numpy(w)) for b, w in zip(before, classifier.backbone.trainable_weights))
     path = tmp_path / "modernbert_classifier.keras"
     classifier.save(path)
     reloaded = keras.saving.load_model(path)
