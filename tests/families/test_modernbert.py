@@ -100,8 +100,9 @@ def test_parameter_count_equals_hf_modernbert_base():
     assert ModernBertBackbone().count_params() == MODERNBERT_BASE_PARAMETERS
 
 
-def test_backbone_keras_file_reloads_identical(modernbert_folder, tmp_path):
-    backbone = ModernBertBackbone.from_preset(str(modernbert_folder[0]), output_attentions=True)
+def test_keras_file_and_hf_export_give_the_outputs_again(modernbert_folder, tmp_path):
+    folder, model = modernbert_folder
+    backbone = ModernBertBackbone.from_preset(str(folder), output_attentions=True)
     path = tmp_path / "modernbert.keras"
     backbone.save(path)
     reloaded = keras.saving.load_model(path)
@@ -110,10 +111,20 @@ def test_backbone_keras_file_reloads_identical(modernbert_folder, tmp_path):
     assert len(got["attentions"]) == TINY["num_hidden_layers"]
     for key in ("sequence_output", "pooled_output"):
         np.testing.assert_array_equal(numpy(got[key]), numpy(expected[key]))
+    exported, loading = transformers.AutoModel.from_pretrained(str(backbone.export_to_hf(tmp_path / "hf")),
+                                                               output_loading_info=True, attn_implementation="eager")
+    assert type(exported) is transformers.ModernBertModel
+    assert not loading["missing_keys"] and not loading["unexpected_keys"]
+    assert exported.config.layer_types == model.config.layer_types
+    with torch.no_grad():
+        token_ids, padding_mask = (torch.tensor(inputs[key], dtype=torch.long) for key in ("token_ids", "padding_mask"))
+        original = model(input_ids=token_ids, attention_mask=padding_mask).last_hidden_state
+        copy = exported.eval()(input_ids=token_ids, attention_mask=padding_mask).last_hidden_state
+    np.testing.assert_array_equal(copy.numpy(), original.numpy())
 
 
 def test_classifier_fits_saves_and_reloads_with_identical_predictions(modernbert_folder, uci_reviews, tmp_path):
-    classifier = kerasbert.BertClassifier.from_preset(str(modernbert_folder[0]), num_classes=2, sequence_length=24)
+    classifier = kerasbert.BertClassifier.from_preset(str(modernbert_folder[0]), num_classes=2, sequence_length=16)
     assert type(classifier.backbone) is ModernBertBackbone
     before = [numpy(weight) for weight in classifier.backbone.trainable_weights]
     # two steps: the first one's learning rate is warmup's 0, as in HF Trainer
@@ -128,10 +139,12 @@ def test_classifier_fits_saves_and_reloads_with_identical_predictions(modernbert
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
 
 
-def test_bad_configs_are_named_errors():
+def test_bad_configs_and_missing_parts_are_named_errors(modernbert_folder):
     with pytest.raises(ValueError, match="global_attn_every_n_layers"):
         ModernBertBackbone(num_layers=2, global_attn_every_n_layers=0)
     with pytest.raises(ValueError, match="local_attention"):
         ModernBertBackbone(num_layers=2, local_attention=1)
     with pytest.raises(ValueError, match="fine_tuning='full'"):
         ModernBertBackbone(num_layers=1, lora_rank=4)
+    with pytest.raises(ValueError, match="no masked-LM head of the modernbert family"):
+        kerasbert.BertMaskedLM.from_preset(str(modernbert_folder[0]))
