@@ -4,7 +4,9 @@ Reference: HF `ModernBertModel` (eager attention) of a seeded, randomly initiali
 3 layers: one global and two local with `local_attention` 4, so that on 12 tokens the window cuts; 4 heads,
 GeGLU inner width 48), its norms moved off their initial ones so that every weight matters, saved with
 `save_pretrained` (no real ModernBERT weights can be downloaded here). Bar: max |difference| <= 1e-5 in
-float32 on sequence_output and every hidden state at real positions of a right-padded batch.
+float32 on sequence_output and every hidden state at real positions of a right-padded batch (measured: 4.8e-7
+on TensorFlow, 7.2e-7 on JAX, 0 on torch). The folder also holds a tiny byte-level BPE (`vocab.json` +
+`merges.txt`, written here) so that a `BertClassifier` can be built on it.
 """
 
 import json
