@@ -17,8 +17,8 @@ class ModernBertEncoderBlock(keras.layers.Layer):
         window: None (global attention) or HF `local_attention`.
         attention_norm: a LayerNorm before the attention (False on HF's layer 0).
         norm_bias, attention_bias, mlp_bias: as HF `ModernBertConfig`.
-        activation, dropout (HF `mlp_dropout`), attention_dropout, layer_norm_epsilon (HF `norm_eps`),
-            initializer_range.
+        dropout: HF `mlp_dropout`. layer_norm_epsilon: HF `norm_eps`.
+        activation, attention_dropout, initializer_range: as HF `ModernBertConfig` and `BertBackbone`.
 
     Examples:
         >>> block = ModernBertEncoderBlock(num_heads=2, intermediate_dim=12, rope_theta=10000.0, window=4)
