@@ -5,7 +5,7 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
-from kerasbert.families import albert, bert, deberta_v2, distilbert, electra, mobilebert, roberta, xlnet
+from kerasbert.families import albert, bert, deberta_v2, distilbert, electra, mobilebert, modernbert, roberta, xlnet
 from kerasbert.families.family import (
     FAMILIES,
     Family,
@@ -23,6 +23,7 @@ register(electra.FAMILY)
 register(mobilebert.FAMILY)
 register(xlnet.FAMILY)
 register(deberta_v2.FAMILY)
+register(modernbert.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
@@ -32,6 +33,7 @@ from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402
 from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa: E402
 from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402
 from kerasbert.families.mobilebert import MobileBertBackbone  # noqa: E402
+from kerasbert.families.modernbert import ModernBertBackbone  # noqa: E402
 from kerasbert.families.preset_conversion import convert_preset  # noqa: E402
 from kerasbert.families.roberta import RobertaBackbone, RobertaPacker, RobertaTokenizer  # noqa: E402
 from kerasbert.families.xlnet import XLNetBackbone, XLNetPacker, XLNetTokenizer  # noqa: E402

@@ -12,16 +12,20 @@ from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
 from kerasbert.layers.disentangled_attention import DisentangledSelfAttention, relative_position_index
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
+from kerasbert.layers.geglu_feed_forward import GegluFeedForward
 from kerasbert.layers.heads import MaskedLMHead, NSPHead, ReplacedTokenHead
 from kerasbert.layers.int8_grid import fake_int8
 from kerasbert.layers.lora import LoraConfig, LowRankUpdate
 from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding
 from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
+from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
 from kerasbert.layers.no_norm import NoNorm
 from kerasbert.layers.relative_attention import XLNetRelativeAttention
 from kerasbert.layers.relative_position_encoding import relative_positional_encoding
 from kerasbert.layers.relative_segment_encoding import relative_segment_encoding
 from kerasbert.layers.replacement_sampler import ReplacementSampler
+from kerasbert.layers.rotary_attention import RotarySelfAttention
+from kerasbert.layers.rotary_embedding import RotaryEmbedding
 from kerasbert.layers.scalar_mix import ScalarMix
 from kerasbert.layers.sentence_pooling import SentencePooling
 from kerasbert.layers.span_boundary_head import SpanBoundaryHead

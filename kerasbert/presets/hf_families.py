@@ -62,7 +62,9 @@ class HfFamily:
     family's tokenizer (None: WordPiece's). projects_only_other_widths: an `embedding_dim` equal to
     the hidden width means no embedding projection. hidden_wide_positions: the position table is `hidden_dim`
     wide whatever `embedding_dim` is (MobileBERT). required_values: HF settings of this family that kerasbert
-    does not compute, with the one value it reads (added to `REQUIRED_HF_VALUES`).
+    does not compute, with the one value it reads (added to `REQUIRED_HF_VALUES`). flat_config: `hf config dict ->
+    the same dict with the family's nested settings as flat `config_keys` (ModernBERT's `rope_parameters`), or
+    None.
     """
 
     config_keys: dict
@@ -77,6 +79,7 @@ class HfFamily:
     projects_only_other_widths: bool = False
     hidden_wide_positions: bool = False
     required_values: dict = dataclasses.field(default_factory=dict)
+    flat_config: object = None
 
 
 # HF model_type -> HfFamily, filled by `kerasbert.families` (each family folder registers its own).
@@ -104,7 +107,7 @@ def backbone_config_from_hf(hf_config, source, activation_names=HF_ACTIVATIONS):
     """Translate an HF (or Google BERT) config dict of any supported family into backbone arguments."""
     model_type = family_of(hf_config, source)
     family = FAMILIES[model_type]
-    hf_config = {**family.hf_defaults, **hf_config}
+    hf_config = {**family.hf_defaults, **(family.flat_config(hf_config) if family.flat_config else hf_config)}
     for key, value in {**REQUIRED_HF_VALUES, **family.required_values}.items():
         if hf_config.get(key, value) != value:
             raise CheckpointError(f"{source}: {key}={hf_config[key]!r} is not supported; kerasbert reads {value!r}.")

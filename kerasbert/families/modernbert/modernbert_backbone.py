@@ -1,0 +1,190 @@
+"""ModernBertBackbone: ModernBERT's encoder (rotary positions, alternating global and local attention, GeGLU,
+pre-norm, no biases) as a functional keras.Model."""
+
+import keras
+
+from kerasbert.families.bert.bert_backbone import (
+    backbone_outputs,
+    check_checkpoint_family,
+    check_tokenizer_fits,
+    run_blocks,
+)
+from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
+from kerasbert.families.hf_expressible import check_hf_expressible
+from kerasbert.layers.initializers import weight_initializer
+from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
+from kerasbert.presets.hf_format import write_hf_folder
+from kerasbert.presets.kerasbert_format import write_kerasbert_folder
+from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
+
+# What BertBackbone has and ModernBertBackbone has not: task models and fine-tuning modes may ask for them.
+PARAMETER_EFFICIENT = ("adapter_size", "lora_rank")
+
+
+def check_modernbert_config(num_layers, local_attention, global_attn_every_n_layers):
+    """ValueErrors naming the fix for a layer pattern HF `ModernBertConfig` cannot build."""
+    if not isinstance(global_attn_every_n_layers, int) or global_attn_every_n_layers < 1:
+        raise ValueError(f"global_attn_every_n_layers must be a positive int (1: every layer global), got "
+                         f"{global_attn_every_n_layers!r}.")
+    if num_layers > 1 and global_attn_every_n_layers > 1 and (not local_attention or local_attention < 2):
+        raise ValueError(f"local_attention={local_attention!r}: the local layers need a window of 2 tokens or "
+                         "more (HF local_attention, 128 in answerdotai/ModernBERT-base).")
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class ModernBertBackbone(keras.Model):
+    """ModernBERT (Warner et al., 2024) as HF `ModernBertModel` computes it on a padded batch.
+
+    Token embeddings and a LayerNorm (no positions, no segments), then `num_layers` pre-norm
+    `ModernBertEncoderBlock`s: layer `i` attends globally when `i % global_attn_every_n_layers == 0` (rotary
+    base `global_rope_theta`), else within `local_attention` tokens (`|i - j| <= local_attention // 2`, base
+    `local_rope_theta`); layer 0 has no attention norm, as in HF. A final LayerNorm gives `sequence_output`.
+
+    Inputs are `BertBackbone`'s; `segment_ids` is accepted and ignored (ModernBERT has no segment embeddings).
+    Outputs: `sequence_output` (after the final norm), `pooled_output` (the `[CLS]` state of
+    `sequence_output`: HF's base model has no pooler), and with `output_hidden_states` the embedding output
+    and each block's output, the last one after the final norm (HF's `hidden_states`), with `output_attentions` each
+    block's probabilities. Padding is masked, not removed: HF's unpadded (flash-attention) execution computes
+    the same values on the real tokens, faster. Defaults are HF `ModernBertConfig()`'s (ModernBERT-base).
+    No adapters or LoRA (its blocks are no `TransformerEncoderBlock`s).
+
+    Args:
+        vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size (`intermediate_dim` is the
+            GeGLU inner width: HF `intermediate_size`).
+        max_sequence_length: HF `max_position_embeddings` (rotary: no table; kept for the tokenizer's length).
+        local_attention, global_attn_every_n_layers, global_rope_theta, local_rope_theta: as HF.
+        norm_bias, attention_bias, mlp_bias: as HF (all False in ModernBERT-base).
+        dropout: HF `mlp_dropout`. attention_dropout, embedding_dropout: as HF.
+        activation: HF `hidden_activation`. layer_norm_epsilon: HF `norm_eps`.
+        initializer_range, output_hidden_states, output_attentions, dtype: as `BertBackbone`.
+
+    Examples:
+        >>> ModernBertBackbone().count_params()  # HF ModernBertModel(ModernBertConfig()).num_parameters()
+        149014272
+    """
+
+    family = "modernbert"  # the HF model_type whose checkpoints name this class's weights
+
+    def __init__(self, vocabulary_size=50368, num_layers=22, num_heads=12, hidden_dim=768, intermediate_dim=1152,
+                 max_sequence_length=8192, local_attention=128, global_attn_every_n_layers=3,
+                 global_rope_theta=160000.0, local_rope_theta=10000.0, norm_bias=False, attention_bias=False,
+                 mlp_bias=False, dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, activation="gelu",
+                 layer_norm_epsilon=1e-5, initializer_range=0.02, output_hidden_states=False,
+                 output_attentions=False, dtype=None, **kwargs):
+        asked = [name for name in PARAMETER_EFFICIENT if kwargs.pop(name, None)]
+        if asked:
+            raise ValueError(f"ModernBertBackbone has no adapters or LoRA updates ({', '.join(asked)} given): its "
+                             "blocks are ModernBertEncoderBlocks. Fine-tune it with fine_tuning='full' or 'frozen'.")
+        check_modernbert_config(num_layers, local_attention, global_attn_every_n_layers)
+
+        # === Layers ===
+        token_embedding = keras.layers.Embedding(vocabulary_size, hidden_dim, dtype=dtype, name="token_embedding",
+                                                 embeddings_initializer=weight_initializer(initializer_range))
+        embedding_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, center=norm_bias, dtype=dtype,
+                                                         name="embedding_norm")
+        embedding_dropout_layer = keras.layers.Dropout(embedding_dropout, dtype=dtype, name="embedding_dropout")
+        blocks = []
+        for i in range(num_layers):
+            is_global = i % global_attn_every_n_layers == 0
+            blocks.append(ModernBertEncoderBlock(
+                num_heads, intermediate_dim, global_rope_theta if is_global else local_rope_theta,
+                None if is_global else local_attention, i > 0, norm_bias, attention_bias, mlp_bias, activation,
+                dropout, attention_dropout, layer_norm_epsilon, initializer_range, dtype=dtype,
+                name=f"encoder_block_{i}",
+            ))
+        final_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, center=norm_bias, dtype=dtype,
+                                                     name="final_norm")
+
+        # === Functional model ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in PACKED_INPUTS}
+        x = embedding_dropout_layer(embedding_norm(token_embedding(inputs["token_ids"])))
+        x, hidden_states, attentions = run_blocks(blocks, x, inputs["padding_mask"], output_attentions)
+        x = hidden_states[-1] = final_norm(x)  # HF's last hidden state is after the final norm
+        outputs = backbone_outputs(x, None, hidden_states, attentions, output_hidden_states, output_attentions)
+        super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.max_sequence_length = max_sequence_length
+        self.local_attention = local_attention
+        self.global_attn_every_n_layers = global_attn_every_n_layers
+        self.global_rope_theta = global_rope_theta
+        self.local_rope_theta = local_rope_theta
+        self.norm_bias = norm_bias
+        self.attention_bias = attention_bias
+        self.mlp_bias = mlp_bias
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.embedding_dropout = embedding_dropout
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.output_hidden_states = output_hidden_states
+        self.output_attentions = output_attentions
+        self.num_segments = 0  # no segment embeddings: segment_ids are ignored
+        self.adapter_size = self.lora_rank = None  # read by the fine-tuning modes
+        self.num_block_groups, self.blocks_per_group = None, 1  # every layer its own block (read by distillation)
+        self.token_embedding = token_embedding
+        self.embedding_norm = embedding_norm
+        self.embedding_projection = None
+        self.encoder_blocks = blocks
+        self.final_layer_norm = final_norm
+        self.pooler = None
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.token_embedding.dtype_policy),
+            **{name: getattr(self, name) for name in (
+                "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim",
+                "max_sequence_length", "local_attention", "global_attn_every_n_layers", "global_rope_theta",
+                "local_rope_theta", "norm_bias", "attention_bias", "mlp_bias", "dropout", "attention_dropout",
+                "embedding_dropout", "activation", "layer_norm_epsilon", "initializer_range",
+                "output_hidden_states", "output_attentions")},
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, allow_pickle=False, **overrides):
+        """Build the backbone of `preset` (an HF ModernBERT folder, a kerasbert preset folder or `hf://org/name`)
+        and load its weights; `overrides` replace config values (see `BertBackbone.from_preset`).
+
+        Examples:
+            >>> backbone = ModernBertBackbone.from_preset("hf://answerdotai/ModernBERT-base")
+        """
+        return cls.from_checkpoint(load_checkpoint(preset, load_weights, allow_pickle), **overrides)
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint, **overrides):
+        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any; a checkpoint of
+        another family is a `FamilyMismatchError` naming it."""
+        check_checkpoint_family(checkpoint, cls)
+        backbone = cls(**{**checkpoint.backbone_config, **overrides})
+        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
+            apply_checkpoint(backbone, checkpoint)
+        return backbone
+
+    def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
+        """Write a preset folder that `from_preset` reads: `format="kerasbert"` or `"hf"` (as `export_to_hf`)."""
+        if format == "hf":
+            return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
+        if format != "kerasbert":
+            raise ValueError(f"format={format!r}: use 'kerasbert' or 'hf' (HF transformers).")
+        check_tokenizer_fits(self, tokenizer)
+        return write_kerasbert_folder(folder, self, tokenizer)
+
+    def export_to_hf(self, folder, tokenizer=None, allow_lossy=False):
+        """Write an HF `ModernBertModel` folder (`config.json`, `model.safetensors`, tokenizer files) that
+        `transformers.AutoModel` loads; a changed block is refused (see `BertBackbone.export_to_hf`)."""
+        check_hf_expressible(self, allow_lossy)
+        check_tokenizer_fits(self, tokenizer)
+        return write_hf_folder(folder, self.get_config(), export_hf_weights(self), tokenizer, None, self.family)

@@ -1,0 +1,152 @@
+"""ModernBERT against HF transformers (CPU torch).
+
+Reference: HF `ModernBertModel` (eager attention) of a seeded, randomly initialised tiny config (hidden 32,
+3 layers: one global and two local with `local_attention` 4, so that on 12 tokens the window cuts; 4 heads,
+GeGLU inner width 48), its norms moved off their initial ones so that every weight matters, saved with
+`save_pretrained` (no real ModernBERT weights can be downloaded here). Bar: max |difference| <= 1e-5 in
+float32 on sequence_output and every hidden state at real positions of a right-padded batch (measured: 4.8e-7
+on TensorFlow, 7.2e-7 on JAX, 0 on torch). The folder also holds a tiny byte-level BPE (`vocab.json` +
+`merges.txt`, written here) so that a `BertClassifier` can be built on it.
+"""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+import kerasbert
+from kerasbert.families import ModernBertBackbone
+from kerasbert.families.family import backbone_class_for
+from kerasbert.families.roberta.roberta_tokenizer import bytes_to_unicode
+from kerasbert.presets.loading import load_checkpoint
+
+torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
+transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
+
+TOLERANCE = 1e-5
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+MERGES = ["Ġ t", "Ġ a", "t h", "e r", "i n", "o n", "a n", "Ġt h", "e d", "Ġ s", "o u", "i t"]
+VOCABULARY = [*SPECIALS, *bytes_to_unicode().values(), *(merge.replace(" ", "") for merge in MERGES)]
+TINY = {"vocab_size": len(VOCABULARY), "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "local_attention": 4, "global_attn_every_n_layers": 3,
+        "max_position_embeddings": 64, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
+        "cls_token_id": 0, "sep_token_id": 2}
+MODERNBERT_BASE_PARAMETERS = 149_014_272  # HF ModernBertModel(ModernBertConfig()).num_parameters()
+LENGTHS = (12, 9, 5)  # a right-padded batch: the window (2 either side) cuts the 12 and the 9 tokens
+
+
+@pytest.fixture(scope="module")
+def modernbert_folder(tmp_path_factory):
+    """(HF folder with the model and a tiny byte-level BPE (`vocab.json`, `merges.txt`), HF model in eval mode
+    with eager attention), built once."""
+    torch.manual_seed(0)
+    model = transformers.ModernBertModel(transformers.ModernBertConfig(**TINY)).eval()
+    model.set_attn_implementation("eager")
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if "norm" in name:
+                weight.add_(torch.randn_like(weight) * 0.1)
+    folder = tmp_path_factory.mktemp("modernbert")
+    model.save_pretrained(str(folder))
+    (folder / "vocab.json").write_text(json.dumps({token: i for i, token in enumerate(VOCABULARY)}), encoding="utf-8")
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(MERGES) + "\n", encoding="utf-8")
+    return folder, model
+
+
+def padded_batch():
+    """Token ids and padding mask of three sequences of `LENGTHS`, right-padded with id 0."""
+    rng = np.random.default_rng(0)
+    token_ids = np.zeros((len(LENGTHS), max(LENGTHS)), "int32")
+    padding_mask = np.zeros_like(token_ids)
+    for row, length in enumerate(LENGTHS):
+        token_ids[row, :length] = rng.integers(len(SPECIALS), TINY["vocab_size"], length)
+        padding_mask[row, :length] = 1
+    return {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids), "padding_mask": padding_mask}
+
+
+def numpy(tensor):
+    return keras.ops.convert_to_numpy(tensor)
+
+
+def max_diff(ours, theirs, mask):
+    return float(np.max(np.abs(numpy(ours) - theirs.numpy()) * mask[..., None]))
+
+
+@pytest.mark.all_backends
+def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(modernbert_folder):
+    folder, model = modernbert_folder
+    checkpoint = load_checkpoint(folder)
+    assert backbone_class_for(checkpoint) is ModernBertBackbone
+    backbone = ModernBertBackbone.from_checkpoint(checkpoint, output_hidden_states=True)
+    inputs = padded_batch()
+    with torch.no_grad():
+        theirs = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                       attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
+                       output_hidden_states=True)
+    ours = backbone(inputs)
+    mask = inputs["padding_mask"]
+    diffs = [max_diff(ours["sequence_output"], theirs.last_hidden_state, mask)]
+    assert len(ours["hidden_states"]) == len(theirs.hidden_states)
+    diffs += [max_diff(a, b, mask) for a, b in zip(ours["hidden_states"], theirs.hidden_states)]
+    assert max(diffs) <= TOLERANCE, diffs
+    # the window cuts: global attention everywhere changes the 12-token row
+    unwindowed = ModernBertBackbone.from_checkpoint(checkpoint, local_attention=64)
+    assert np.max(np.abs(numpy(unwindowed(inputs)["sequence_output"]) - numpy(ours["sequence_output"]))) > 1e-3
+
+
+def test_parameter_count_equals_hf_modernbert_base():
+    with torch.device("meta"):  # no memory, no initialisation: only the shapes
+        reference = transformers.ModernBertModel(transformers.ModernBertConfig()).num_parameters()
+    assert reference == MODERNBERT_BASE_PARAMETERS
+    assert ModernBertBackbone().count_params() == MODERNBERT_BASE_PARAMETERS
+
+
+def test_keras_file_and_hf_export_give_the_outputs_again(modernbert_folder, tmp_path):
+    folder, model = modernbert_folder
+    backbone = ModernBertBackbone.from_preset(str(folder), output_attentions=True)
+    path = tmp_path / "modernbert.keras"
+    backbone.save(path)
+    reloaded = keras.saving.load_model(path)
+    inputs = padded_batch()
+    expected, got = backbone(inputs), reloaded(inputs)
+    assert len(got["attentions"]) == TINY["num_hidden_layers"]
+    for key in ("sequence_output", "pooled_output"):
+        np.testing.assert_array_equal(numpy(got[key]), numpy(expected[key]))
+    exported, loading = transformers.AutoModel.from_pretrained(str(backbone.export_to_hf(tmp_path / "hf")),
+                                                               output_loading_info=True, attn_implementation="eager")
+    assert type(exported) is transformers.ModernBertModel
+    assert not loading["missing_keys"] and not loading["unexpected_keys"]
+    assert exported.config.layer_types == model.config.layer_types
+    with torch.no_grad():
+        token_ids, padding_mask = (torch.tensor(inputs[key], dtype=torch.long) for key in ("token_ids", "padding_mask"))
+        original = model(input_ids=token_ids, attention_mask=padding_mask).last_hidden_state
+        copy = exported.eval()(input_ids=token_ids, attention_mask=padding_mask).last_hidden_state
+    np.testing.assert_array_equal(copy.numpy(), original.numpy())
+
+
+def test_classifier_fits_saves_and_reloads_with_identical_predictions(modernbert_folder, uci_reviews, tmp_path):
+    classifier = kerasbert.BertClassifier.from_preset(str(modernbert_folder[0]), num_classes=2, sequence_length=16)
+    assert type(classifier.backbone) is ModernBertBackbone
+    before = [numpy(weight) for weight in classifier.backbone.trainable_weights]
+    # two steps: the first one's learning rate is warmup's 0, as in HF Trainer
+    history = classifier.fit(uci_reviews[0].iloc[:8], epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert any(not np.array_equal(b, numpy(w)) for b, w in zip(before, classifier.backbone.trainable_weights))
+    path = tmp_path / "modernbert_classifier.keras"
+    classifier.save(path)
+    reloaded = keras.saving.load_model(path)
+    texts = uci_reviews[1]["text"].tolist()[:4]
+    expected, got = classifier.predict(texts, verbose=0), reloaded.predict(texts, verbose=0)
+    np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
+
+
+def test_bad_configs_and_missing_parts_are_named_errors(modernbert_folder):
+    with pytest.raises(ValueError, match="global_attn_every_n_layers"):
+        ModernBertBackbone(num_layers=2, global_attn_every_n_layers=0)
+    with pytest.raises(ValueError, match="local_attention"):
+        ModernBertBackbone(num_layers=2, local_attention=1)
+    with pytest.raises(ValueError, match="fine_tuning='full'"):
+        ModernBertBackbone(num_layers=1, lora_rank=4)
+    with pytest.raises(ValueError, match="no masked-LM head of the modernbert family"):
+        kerasbert.BertMaskedLM.from_preset(str(modernbert_folder[0]))
