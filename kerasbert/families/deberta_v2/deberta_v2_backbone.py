@@ -4,18 +4,12 @@ import keras
 
 from kerasbert.families.bert.bert_backbone import (
     backbone_outputs,
-    check_checkpoint_family,
-    check_tokenizer_fits,
     run_blocks,
 )
-from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
-from kerasbert.families.hf_expressible import check_hf_expressible
+from kerasbert.families.family_backbone import FamilyBackbone
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
 from kerasbert.layers.disentangled_attention import check_position_attention
-from kerasbert.presets.hf_format import write_hf_folder
-from kerasbert.presets.kerasbert_format import write_kerasbert_folder
-from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 # What BertBackbone has and DebertaV2Backbone has not: task models and fine-tuning modes may ask for them.
@@ -35,7 +29,7 @@ def check_norm_rel_ebd(norm_rel_ebd):
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class DebertaV2Backbone(keras.Model):
+class DebertaV2Backbone(FamilyBackbone):
     """DeBERTa-v2 / v3 (He et al., 2021, 2023) exactly as HF `DebertaV2Model` computes it.
 
     `DebertaEmbedding` (token, absolute position embeddings only with `position_biased_input`, segment
@@ -152,47 +146,3 @@ class DebertaV2Backbone(keras.Model):
                 "activation", "layer_norm_epsilon", "initializer_range", "output_hidden_states",
                 "output_attentions")},
         }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, allow_pickle=False, **overrides):
-        """Build the backbone of `preset` (an HF DeBERTa-v2/v3 folder, a kerasbert preset folder or
-        `hf://org/name`) and load its weights; `overrides` replace config values (see `BertBackbone.from_preset`).
-
-        Examples:
-            >>> backbone = DebertaV2Backbone.from_preset("hf://microsoft/deberta-v3-small")
-        """
-        return cls.from_checkpoint(load_checkpoint(preset, load_weights, allow_pickle), **overrides)
-
-    @classmethod
-    def from_checkpoint(cls, checkpoint, **overrides):
-        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any; a checkpoint of
-        another family is a `FamilyMismatchError` naming it."""
-        check_checkpoint_family(checkpoint, cls)
-        backbone = cls(**{**checkpoint.backbone_config, **overrides})
-        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
-            apply_checkpoint(backbone, checkpoint)
-        return backbone
-
-    def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
-        """Write a preset folder that `from_preset` reads: `format="kerasbert"` or `"hf"` (as `export_to_hf`)."""
-        if format == "hf":
-            return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
-        if format != "kerasbert":
-            raise ValueError(f"format={format!r}: use 'kerasbert' or 'hf' (HF transformers).")
-        check_tokenizer_fits(self, tokenizer)
-        return write_kerasbert_folder(folder, self, tokenizer)
-
-    def export_to_hf(self, folder, tokenizer=None, allow_lossy=False):
-        """Write an HF `DebertaV2Model` folder (`config.json`, `model.safetensors`) that `transformers.AutoModel`
-        loads; a changed block or embedding is refused (see `BertBackbone.export_to_hf`).
-
-        Examples:
-            >>> backbone.export_to_hf("hf_deberta", tokenizer=tokenizer)
-        """
-        check_hf_expressible(self, allow_lossy)
-        check_tokenizer_fits(self, tokenizer)
-        return write_hf_folder(folder, self.get_config(), export_hf_weights(self), tokenizer, None, self.family)

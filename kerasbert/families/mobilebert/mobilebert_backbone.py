@@ -4,19 +4,13 @@ import keras
 
 from kerasbert.families.bert.bert_backbone import (
     backbone_outputs,
-    check_checkpoint_family,
-    check_tokenizer_fits,
     run_blocks,
 )
-from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
-from kerasbert.families.hf_expressible import check_hf_expressible
+from kerasbert.families.family_backbone import FamilyBackbone
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding
 from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
 from kerasbert.layers.no_norm import check_normalization_type
-from kerasbert.presets.hf_format import write_hf_folder
-from kerasbert.presets.kerasbert_format import write_kerasbert_folder
-from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 # What BertBackbone has and MobileBertBackbone has not: task models and fine-tuning modes may ask for them.
@@ -24,7 +18,7 @@ PARAMETER_EFFICIENT = ("adapter_size", "lora_rank")
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class MobileBertBackbone(keras.Model):
+class MobileBertBackbone(FamilyBackbone):
     """MobileBERT (Sun et al., 2020) exactly as HF `MobileBertModel` computes it.
 
     `MobileBertEmbedding` (narrow token embeddings, trigram input, projection to `hidden_dim`), then
@@ -143,47 +137,3 @@ class MobileBertBackbone(keras.Model):
                 "attention_dropout", "max_sequence_length", "num_segments", "activation", "layer_norm_epsilon",
                 "initializer_range", "output_hidden_states", "output_attentions")},
         }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, allow_pickle=False, **overrides):
-        """Build the backbone of `preset` (an HF MobileBERT folder, a kerasbert preset folder or `hf://org/name`)
-        and load its weights; `overrides` replace config values (see `BertBackbone.from_preset`).
-
-        Examples:
-            >>> backbone = MobileBertBackbone.from_preset("hf://google/mobilebert-uncased")
-        """
-        return cls.from_checkpoint(load_checkpoint(preset, load_weights, allow_pickle), **overrides)
-
-    @classmethod
-    def from_checkpoint(cls, checkpoint, **overrides):
-        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any; a checkpoint of
-        another family is a `FamilyMismatchError` naming it."""
-        check_checkpoint_family(checkpoint, cls)
-        backbone = cls(**{**checkpoint.backbone_config, **overrides})
-        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
-            apply_checkpoint(backbone, checkpoint)
-        return backbone
-
-    def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
-        """Write a preset folder that `from_preset` reads: `format="kerasbert"` or `"hf"` (as `export_to_hf`)."""
-        if format == "hf":
-            return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
-        if format != "kerasbert":
-            raise ValueError(f"format={format!r}: use 'kerasbert' or 'hf' (HF transformers).")
-        check_tokenizer_fits(self, tokenizer)
-        return write_kerasbert_folder(folder, self, tokenizer)
-
-    def export_to_hf(self, folder, tokenizer=None, allow_lossy=False):
-        """Write an HF `MobileBertModel` folder (`config.json`, `model.safetensors`, `vocab.txt`) that
-        `transformers.AutoModel` loads; a changed block or embedding is refused (see `BertBackbone.export_to_hf`).
-
-        Examples:
-            >>> backbone.export_to_hf("hf_mobilebert", tokenizer=tokenizer)
-        """
-        check_hf_expressible(self, allow_lossy)
-        check_tokenizer_fits(self, tokenizer)
-        return write_hf_folder(folder, self.get_config(), export_hf_weights(self), tokenizer, None, self.family)

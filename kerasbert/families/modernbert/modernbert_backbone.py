@@ -5,17 +5,11 @@ import keras
 
 from kerasbert.families.bert.bert_backbone import (
     backbone_outputs,
-    check_checkpoint_family,
-    check_tokenizer_fits,
     run_blocks,
 )
-from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
-from kerasbert.families.hf_expressible import check_hf_expressible
+from kerasbert.families.family_backbone import FamilyBackbone
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
-from kerasbert.presets.hf_format import write_hf_folder
-from kerasbert.presets.kerasbert_format import write_kerasbert_folder
-from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 # What BertBackbone has and ModernBertBackbone has not: task models and fine-tuning modes may ask for them.
@@ -33,7 +27,7 @@ def check_modernbert_config(num_layers, local_attention, global_attn_every_n_lay
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class ModernBertBackbone(keras.Model):
+class ModernBertBackbone(FamilyBackbone):
     """ModernBERT (Warner et al., 2024) as HF `ModernBertModel` computes it on a padded batch.
 
     Token embeddings and a LayerNorm (no positions, no segments), then `num_layers` pre-norm
@@ -148,43 +142,3 @@ class ModernBertBackbone(keras.Model):
                 "embedding_dropout", "activation", "layer_norm_epsilon", "initializer_range",
                 "output_hidden_states", "output_attentions")},
         }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, allow_pickle=False, **overrides):
-        """Build the backbone of `preset` (an HF ModernBERT folder, a kerasbert preset folder or `hf://org/name`)
-        and load its weights; `overrides` replace config values (see `BertBackbone.from_preset`).
-
-        Examples:
-            >>> backbone = ModernBertBackbone.from_preset("hf://answerdotai/ModernBERT-base")
-        """
-        return cls.from_checkpoint(load_checkpoint(preset, load_weights, allow_pickle), **overrides)
-
-    @classmethod
-    def from_checkpoint(cls, checkpoint, **overrides):
-        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any; a checkpoint of
-        another family is a `FamilyMismatchError` naming it."""
-        check_checkpoint_family(checkpoint, cls)
-        backbone = cls(**{**checkpoint.backbone_config, **overrides})
-        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
-            apply_checkpoint(backbone, checkpoint)
-        return backbone
-
-    def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
-        """Write a preset folder that `from_preset` reads: `format="kerasbert"` or `"hf"` (as `export_to_hf`)."""
-        if format == "hf":
-            return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
-        if format != "kerasbert":
-            raise ValueError(f"format={format!r}: use 'kerasbert' or 'hf' (HF transformers).")
-        check_tokenizer_fits(self, tokenizer)
-        return write_kerasbert_folder(folder, self, tokenizer)
-
-    def export_to_hf(self, folder, tokenizer=None, allow_lossy=False):
-        """Write an HF `ModernBertModel` folder (`config.json`, `model.safetensors`, tokenizer files) that
-        `transformers.AutoModel` loads; a changed block is refused (see `BertBackbone.export_to_hf`)."""
-        check_hf_expressible(self, allow_lossy)
-        check_tokenizer_fits(self, tokenizer)
-        return write_hf_folder(folder, self.get_config(), export_hf_weights(self), tokenizer, None, self.family)

@@ -1,0 +1,63 @@
+"""FamilyBackbone: what the families with backbones of their own (MobileBERT, DeBERTa, ModernBERT) share with
+`BertBackbone`'s file handling: `from_preset`, `from_checkpoint`, `save_to_preset` and `export_to_hf`.
+
+A subclass builds its functional graph in `__init__`, names its HF `model_type` in `family`, and registers a
+`Family` whose weight links read and write its weights.
+
+Examples:
+    >>> backbone = MobileBertBackbone.from_preset("my_mobilebert_folder")
+    >>> backbone.export_to_hf("hf_mobilebert", tokenizer=tokenizer)
+"""
+
+import keras
+
+from kerasbert.families.bert.bert_backbone import check_checkpoint_family, check_tokenizer_fits
+from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
+from kerasbert.families.hf_expressible import check_hf_expressible
+from kerasbert.presets.hf_format import write_hf_folder
+from kerasbert.presets.kerasbert_format import write_kerasbert_folder
+from kerasbert.presets.loading import load_checkpoint
+
+
+class FamilyBackbone(keras.Model):
+    """A family's own functional backbone: BERT's inputs and outputs, its own layers (see the module docstring)."""
+
+    family = None  # the HF model_type whose checkpoints name the subclass's weights
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, allow_pickle=False, **overrides):
+        """Build the backbone of `preset` (an HF folder of this family, a kerasbert preset folder or
+        `hf://org/name`) and load its weights; `overrides` replace config values (see `BertBackbone.from_preset`).
+        """
+        return cls.from_checkpoint(load_checkpoint(preset, load_weights, allow_pickle), **overrides)
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint, **overrides):
+        """Build from a `kerasbert.presets.Checkpoint`, loading its weights if it carries any; a checkpoint of
+        another family is a `FamilyMismatchError` naming it."""
+        check_checkpoint_family(checkpoint, cls)
+        backbone = cls(**{**checkpoint.backbone_config, **overrides})
+        if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
+            apply_checkpoint(backbone, checkpoint)
+        return backbone
+
+    def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):
+        """Write a preset folder that `from_preset` reads: `format="kerasbert"` or `"hf"` (as `export_to_hf`)."""
+        if format == "hf":
+            return self.export_to_hf(folder, tokenizer, allow_lossy=allow_lossy)
+        if format != "kerasbert":
+            raise ValueError(f"format={format!r}: use 'kerasbert' or 'hf' (HF transformers).")
+        check_tokenizer_fits(self, tokenizer)
+        return write_kerasbert_folder(folder, self, tokenizer)
+
+    def export_to_hf(self, folder, tokenizer=None, allow_lossy=False):
+        """Write an HF folder of this family (`config.json`, `model.safetensors`, the tokenizer's files) that
+        `transformers.AutoModel` loads; a changed block or embedding is refused (see `BertBackbone.export_to_hf`).
+        """
+        check_hf_expressible(self, allow_lossy)
+        check_tokenizer_fits(self, tokenizer)
+        return write_hf_folder(folder, self.get_config(), export_hf_weights(self), tokenizer, None, self.family)
