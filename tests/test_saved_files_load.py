@@ -58,7 +58,7 @@ def test_a_file_saved_before_loads_and_predicts_as_then(name):
                                        "answer_starts": "answer_starts", "id": "id"}, "doc_stride": 4}),
     ("multiple_choice", {"columns": {"context": "context", "question": "question", "endings": "options",
                                      "label": "label"}}),
-    ("pretrainer", {"columns": {"text": "body"}, "next_sentence": "sop",
+    ("pretrainer", {"columns": {"text": "body", "units": None}, "next_sentence": "sop",  # units: a role added since
                     "masking": MaskingConfig(selection_rate=0.2, mask_token_rate=0.7, random_token_rate=0.2,
                                              max_selections=5, strategy="whole_word", dynamic=False)}),
     ("text_encoder", {"columns": {"text": "sentence", "anchor": "anchor", "positive": "positive", "negative": "negative",
