@@ -87,6 +87,9 @@ def tiny_preset(tmp_path_factory):
     from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 
     folder = tmp_path_factory.mktemp("tiny_preset")
+    import keras
+
+    keras.utils.set_random_seed(0)  # the same weights in every worker and run: a test's outcome never rides on the draw
     backbone = BertBackbone(vocabulary_size=30522, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
                             max_sequence_length=64)
     backbone.save_to_preset(folder, tokenizer=BertTokenizer.from_preset("all_minilm_l6_v2_en"))
