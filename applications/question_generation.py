@@ -12,8 +12,13 @@ repeated trigram (UniLM's `forbid_duplicate_ngrams`), at most 32 tokens, with th
 Metrics on the lower-cased texts: corpus BLEU-4 (`sacrebleu`, its 13a tokenisation) and mean ROUGE-L F1
 (`rouge-score`), against the baseline that copies the answer's sentence as the question.
 
-Run: `.venv/bin/python applications/question_generation.py [dev-v1.1.json]`; saves
-`runs/question_generation.keras` after training. `--saved runs/question_generation.keras` scores a saved model
+MASS row (`--mass-epochs 2`): before fine-tuning, the model is pre-trained as MASS does (Song et al. 2019) on the
+plain sentences of the training articles' paragraphs (no question seen): each sentence of 4-48 words loses half its
+words as one masked fragment, which the model writes back (`kb.data.mass_examples`, new fragments every epoch),
+then fine-tuned exactly as above.
+
+Run: `.venv/bin/python applications/question_generation.py [dev-v1.1.json] [--mass-epochs N]`; saves
+`runs/question_generation.keras` (`question_generation_mass.keras`) after training. `--saved runs/question_generation.keras` scores a saved model
 instead of training one. `question_generation_bert2bert.py` is HF's encoder-decoder on the same split.
 
 Measured 2026-11-25 (2-core CPU, shared; 1,885 s of training, final loss 2.99), BLEU-4 / ROUGE-L: copy the
@@ -81,6 +86,22 @@ def scores(hypotheses, references):
     return bleu, 100 * rouge
 
 
+def context_sentences(questions, titles):
+    """The sentences (4-48 words) of the training articles' paragraphs, each once, in file order."""
+    article = pd.factorize(titles)[0]
+    contexts = questions["context"][article < TRAIN_ARTICLES].drop_duplicates()
+    sentences = [sentence.strip() for context in contexts for sentence in SENTENCE_END.split(context)]
+    return [sentence for sentence in sentences if 4 <= len(sentence.split()) <= 48]
+
+
+def mass_pretrain(model, sentences, epochs, phases):
+    """MASS pre-training of `model` on `sentences`: `epochs` passes (new fragments each), shuffled together into
+    one fit (one warmup and decay)."""
+    pairs = pd.concat([kb.data.mass_examples(sentences, seed=epoch) for epoch in range(epochs)], ignore_index=True)
+    model.fit(fits(model, pairs), epochs=1, batch_size=16, learning_rate=3e-4, verbose=2)
+    phases.mark(f"MASS pre-training ({len(sentences)} sentences, {epochs} epochs)")
+
+
 def fits(model, frame):
     """The rows whose question has at most `MAX_TARGET_LENGTH` tokens (longer ones cannot be trained on)."""
     lengths = model.tokenizer(frame["target"].tolist()).row_lengths().numpy()
@@ -112,7 +133,7 @@ def report(test, rows, generated, train_count, epochs):
             print(f"{name + ':':<32}{texts[row]}")
 
 
-def main(path, saved=None):
+def main(path, saved=None, mass_epochs=0):
     phases = Phases()
     questions = load_squad(path)
     train, test = split_by_article(question_generation_examples(questions), questions["title"])
@@ -121,14 +142,17 @@ def main(path, saved=None):
                                         max_target_length=MAX_TARGET_LENGTH)
         train = fits(model, train)
         start = time.perf_counter()
+        if mass_epochs:
+            mass_pretrain(model, context_sentences(questions, questions["title"]), mass_epochs, phases)
         model.fit(train[["source", "target"]], epochs=EPOCHS, batch_size=16, learning_rate=3e-4, verbose=2)
         train_time = f"{time.perf_counter() - start:.0f} s"
         phases.mark("training")
-        save_run(model, "question_generation.keras")
+        save_run(model, "question_generation_mass.keras" if mass_epochs else "question_generation.keras")
     else:
         model, train_time = keras.saving.load_model(saved), f"({saved})"
         train = fits(model, train)
-    rows, generated = score_decodings("BertSeq2Seq", model.generate, test, DECODINGS, train_time, phases)
+    system = f"BertSeq2Seq (MASS {mass_epochs} epochs)" if mass_epochs else "BertSeq2Seq"
+    rows, generated = score_decodings(system, model.generate, test, DECODINGS, train_time, phases)
     report(test, rows, generated, len(train), EPOCHS)
     print(phases)
 
@@ -137,5 +161,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", type=Path, default=SHARED_DATA / "squad" / "dev-v1.1.json")
     parser.add_argument("--saved", type=Path, help="score this saved BertSeq2Seq (.keras) instead of training one")
+    parser.add_argument("--mass-epochs", type=int, default=0,
+                        help="MASS pre-training passes over the training articles' sentences before fine-tuning")
     arguments = parser.parse_args()
-    main(arguments.data, arguments.saved)
+    main(arguments.data, arguments.saved, arguments.mass_epochs)
