@@ -1,8 +1,9 @@
 """FamilyBackbone: what the families with backbones of their own (MobileBERT, DeBERTa, ModernBERT) share with
 `BertBackbone`'s file handling: `from_preset`, `from_checkpoint`, `save_to_preset` and `export_to_hf`.
 
-A subclass builds its functional graph in `__init__`, names its HF `model_type` in `family`, and registers a
-`Family` whose weight links read and write its weights.
+A subclass builds its functional graph in `__init__`, names its HF `model_type` in `family` and its constructor's
+arguments in `config_names` (kept by `keep_config(locals())`, returned by `get_config`), and registers a `Family`
+whose weight links read and write its weights.
 
 Examples:
     >>> backbone = MobileBertBackbone.from_preset("my_mobilebert_folder")
@@ -23,6 +24,21 @@ class FamilyBackbone(keras.Model):
     """A family's own functional backbone: BERT's inputs and outputs, its own layers (see the module docstring)."""
 
     family = None  # the HF model_type whose checkpoints name the subclass's weights
+    config_names = ()  # the constructor's arguments that `get_config` returns
+
+    def keep_config(self, arguments):
+        """Keep `arguments[name]` as `self.<name>` for each of `config_names` (`arguments`: the constructor's
+        `locals()`), and mark the backbone as one without adapters, LoRA updates or shared blocks (what the
+        fine-tuning modes and distillation read)."""
+        for name in self.config_names:
+            setattr(self, name, arguments[name])
+        self.adapter_size = self.lora_rank = None
+        self.num_block_groups, self.blocks_per_group = None, 1  # every layer its own block
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": keras.dtype_policies.serialize(self.token_embedding.dtype_policy),
+                **{name: getattr(self, name) for name in self.config_names}}
 
     @classmethod
     def from_config(cls, config):

@@ -59,6 +59,11 @@ class DebertaV2Backbone(FamilyBackbone):
     """
 
     family = "deberta-v2"  # the HF model_type whose checkpoints name this class's weights
+    config_names = (  # the constructor arguments get_config returns
+        "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "relative_attention",
+        "pos_att_type", "position_buckets", "max_relative_positions", "share_att_key", "norm_rel_ebd",
+        "position_biased_input", "num_segments", "dropout", "attention_dropout", "max_sequence_length",
+        "activation", "layer_norm_epsilon", "initializer_range", "output_hidden_states", "output_attentions")
 
     def __init__(self, vocabulary_size=128100, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  relative_attention=True, pos_att_type=("p2c", "c2p"), position_buckets=256,
@@ -99,29 +104,7 @@ class DebertaV2Backbone(FamilyBackbone):
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.relative_attention = relative_attention
-        self.pos_att_type = pos_att_type
-        self.position_buckets = position_buckets
-        self.max_relative_positions = max_relative_positions
-        self.share_att_key = share_att_key
-        self.norm_rel_ebd = norm_rel_ebd
-        self.position_biased_input = position_biased_input
-        self.num_segments = num_segments
-        self.dropout = dropout
-        self.attention_dropout = attention_dropout
-        self.max_sequence_length = max_sequence_length
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.output_hidden_states = output_hidden_states
-        self.output_attentions = output_attentions
-        self.adapter_size = self.lora_rank = None  # read by the fine-tuning modes
-        self.num_block_groups, self.blocks_per_group = None, 1  # every layer its own block (read by distillation)
+        self.keep_config(locals())
         self.embedding = embedding
         self.embedding_projection = None
         self.relative_embedding = relative_table
@@ -133,16 +116,3 @@ class DebertaV2Backbone(FamilyBackbone):
     def token_embedding(self):
         """The token `Embedding` layer."""
         return self.embedding.token_embedding
-
-    def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.embedding.dtype_policy),
-            **{name: getattr(self, name) for name in (
-                "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "relative_attention",
-                "pos_att_type", "position_buckets", "max_relative_positions", "share_att_key", "norm_rel_ebd",
-                "position_biased_input", "num_segments", "dropout", "attention_dropout", "max_sequence_length",
-                "activation", "layer_norm_epsilon", "initializer_range", "output_hidden_states",
-                "output_attentions")},
-        }

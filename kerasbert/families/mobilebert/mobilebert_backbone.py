@@ -50,6 +50,12 @@ class MobileBertBackbone(FamilyBackbone):
     """
 
     family = "mobilebert"  # the HF model_type whose checkpoints name this class's weights
+    config_names = (  # the constructor arguments get_config returns
+        "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "embedding_dim",
+        "intra_bottleneck_dim", "use_bottleneck", "use_bottleneck_attention", "key_query_shared_bottleneck",
+        "num_feedforward_networks", "normalization_type", "trigram_input", "use_pooler", "dropout",
+        "attention_dropout", "max_sequence_length", "num_segments", "activation", "layer_norm_epsilon",
+        "initializer_range", "output_hidden_states", "output_attentions")
 
     def __init__(self, vocabulary_size=30522, num_layers=24, num_heads=4, hidden_dim=512, intermediate_dim=512,
                  embedding_dim=128, intra_bottleneck_dim=128, use_bottleneck=True, use_bottleneck_attention=False,
@@ -89,31 +95,7 @@ class MobileBertBackbone(FamilyBackbone):
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.embedding_dim = embedding_dim
-        self.intra_bottleneck_dim = intra_bottleneck_dim
-        self.use_bottleneck = use_bottleneck
-        self.use_bottleneck_attention = use_bottleneck_attention
-        self.key_query_shared_bottleneck = key_query_shared_bottleneck
-        self.num_feedforward_networks = num_feedforward_networks
-        self.normalization_type = normalization_type
-        self.trigram_input = trigram_input
-        self.use_pooler = use_pooler
-        self.dropout = dropout
-        self.attention_dropout = attention_dropout
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.output_hidden_states = output_hidden_states
-        self.output_attentions = output_attentions
-        self.adapter_size = self.lora_rank = None  # read by the fine-tuning modes
-        self.num_block_groups, self.blocks_per_group = None, 1  # every layer its own block (read by distillation)
+        self.keep_config(locals())
         self.embedding = embedding
         self.embedding_projection = None  # inside `embedding` (HF `embeddings.embedding_transformation`)
         self.encoder_blocks = blocks
@@ -124,16 +106,3 @@ class MobileBertBackbone(FamilyBackbone):
     def token_embedding(self):
         """The token `Embedding` layer (`embedding_dim` wide)."""
         return self.embedding.token_embedding
-
-    def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.embedding.dtype_policy),
-            **{name: getattr(self, name) for name in (
-                "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "embedding_dim",
-                "intra_bottleneck_dim", "use_bottleneck", "use_bottleneck_attention", "key_query_shared_bottleneck",
-                "num_feedforward_networks", "normalization_type", "trigram_input", "use_pooler", "dropout",
-                "attention_dropout", "max_sequence_length", "num_segments", "activation", "layer_norm_epsilon",
-                "initializer_range", "output_hidden_states", "output_attentions")},
-        }

@@ -59,6 +59,11 @@ class ModernBertBackbone(FamilyBackbone):
     """
 
     family = "modernbert"  # the HF model_type whose checkpoints name this class's weights
+    config_names = (  # the constructor arguments get_config returns
+        "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "max_sequence_length",
+        "local_attention", "global_attn_every_n_layers", "global_rope_theta", "local_rope_theta", "norm_bias",
+        "attention_bias", "mlp_bias", "dropout", "attention_dropout", "embedding_dropout", "activation",
+        "layer_norm_epsilon", "initializer_range", "output_hidden_states", "output_attentions")
 
     def __init__(self, vocabulary_size=50368, num_layers=22, num_heads=12, hidden_dim=768, intermediate_dim=1152,
                  max_sequence_length=8192, local_attention=128, global_attn_every_n_layers=3,
@@ -99,46 +104,11 @@ class ModernBertBackbone(FamilyBackbone):
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.max_sequence_length = max_sequence_length
-        self.local_attention = local_attention
-        self.global_attn_every_n_layers = global_attn_every_n_layers
-        self.global_rope_theta = global_rope_theta
-        self.local_rope_theta = local_rope_theta
-        self.norm_bias = norm_bias
-        self.attention_bias = attention_bias
-        self.mlp_bias = mlp_bias
-        self.dropout = dropout
-        self.attention_dropout = attention_dropout
-        self.embedding_dropout = embedding_dropout
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.output_hidden_states = output_hidden_states
-        self.output_attentions = output_attentions
+        self.keep_config(locals())
         self.num_segments = 0  # no segment embeddings: segment_ids are ignored
-        self.adapter_size = self.lora_rank = None  # read by the fine-tuning modes
-        self.num_block_groups, self.blocks_per_group = None, 1  # every layer its own block (read by distillation)
         self.token_embedding = token_embedding
         self.embedding_norm = embedding_norm
         self.embedding_projection = None
         self.encoder_blocks = blocks
         self.final_layer_norm = final_norm
         self.pooler = None
-
-    def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.token_embedding.dtype_policy),
-            **{name: getattr(self, name) for name in (
-                "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim",
-                "max_sequence_length", "local_attention", "global_attn_every_n_layers", "global_rope_theta",
-                "local_rope_theta", "norm_bias", "attention_bias", "mlp_bias", "dropout", "attention_dropout",
-                "embedding_dropout", "activation", "layer_norm_epsilon", "initializer_range",
-                "output_hidden_states", "output_attentions")},
-        }
