@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kerasbert.layers.attention import MultiHeadSelfAttention
+from kerasbert.layers.banded_attention import banded_attention
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.rotary_embedding import RotaryEmbedding
 
@@ -24,8 +25,10 @@ def sliding_window_mask(length, window):
 class RotarySelfAttention(MultiHeadSelfAttention):
     """`MultiHeadSelfAttention` whose queries and keys are rotated by `RotaryEmbedding` before scoring (HF
     `ModernBertAttention`), with `use_bias` on its projections (HF `attention_bias`) and, with `window`, local
-    attention (`sliding_window_mask`). The rotation lives in `attention_scores`, so the explicit path always
-    runs (the fused kernel takes no rotation); it has no LoRA updates.
+    attention. The rotation lives in `attention_scores`, so the explicit path always runs (the fused kernel
+    takes no rotation); it has no LoRA updates. Local attention runs in blocks (`banded_attention`: memory
+    linear in the length), or, when the probabilities are returned, as the full scores under
+    `sliding_window_mask`.
 
     Args:
         num_heads, attention_dropout, initializer_range: as `MultiHeadSelfAttention`.
@@ -71,9 +74,19 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         return super().attention_scores(self.rotary(query), self.rotary(key))
 
     def call(self, x, padding_mask=None, return_attention_scores=False, training=None):
+        if self.window is not None and not return_attention_scores:
+            return self.local_attention(x, padding_mask, training)
         window = None if self.window is None else sliding_window_mask(ops.shape(x)[1], self.window)
         return super().call(x, padding_mask=padding_mask, attention_mask=window,
                             return_attention_scores=return_attention_scores, training=training)
+
+    def local_attention(self, x, padding_mask, training):
+        """The window's attention in blocks of `window // 2` queries (`banded_attention`)."""
+        query, key, value = (self.split_heads(part) for part in ops.split(self.qkv_dense(x), 3, axis=-1))
+        context = banded_attention(self.rotary(query), self.rotary(key), value, self.window // 2, padding_mask,
+                                   dropout=lambda probabilities: self.dropout_layer(probabilities, training=training))
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        return self.output_dense(ops.reshape(context, (batch, length, self.hidden_dim)))
 
     def compute_output_spec(self, x, padding_mask=None, return_attention_scores=False, training=None):
         return super().compute_output_spec(x, return_attention_scores=return_attention_scores)
