@@ -60,9 +60,9 @@ class ReformerBackbone(FamilyBackbone):
     call, so two calls on the same input differ slightly where buckets change.
 
     Reversibility and memory: HF's backward pass recomputes each block's inputs from its outputs and stores no
-    activations. kerasbert's does not invert the blocks; `remat=True` builds the blocks in a
-    `keras.RematScope` (mode "list_of_layers", the blocks), so the backward pass recomputes each block's internal activations (the
-    attention weights, the feed-forward's inner width) and keeps only the block boundaries.
+    activations. kerasbert's does not invert the blocks; `remat=True` runs each block under `keras.remat`
+    (TensorFlow's `recompute_grad`, JAX's `checkpoint`), so the backward pass recomputes each block's internal
+    activations (the attention weights, the feed-forward's inner width) and keeps only the block boundaries.
 
     Args:
         vocabulary_size, hidden_dim, num_heads, head_dim, intermediate_dim: HF `vocab_size`, `hidden_size`,
@@ -122,12 +122,10 @@ class ReformerBackbone(FamilyBackbone):
             self.position_embedding.build((None, None))
         self.embedding_dropout = keras.layers.Dropout(dropout, dtype=policy, name="embedding_dropout")
         arguments = dict(locals())
-        names = [f"encoder_block_{i}" for i in range(len(attn_layers))]
-        with keras.RematScope(mode="list_of_layers" if remat else None, layer_names=names):
-            self.encoder_blocks = [ReversibleBlock(
-                self.make_attention(kind, i, arguments), intermediate_dim, activation, dropout, layer_norm_epsilon,
-                initializer_range, feed_forward_chunk_size, dtype=policy, name=names[i],
-            ) for i, kind in enumerate(attn_layers)]
+        self.encoder_blocks = [ReversibleBlock(
+            self.make_attention(kind, i, arguments), intermediate_dim, activation, dropout, layer_norm_epsilon,
+            initializer_range, feed_forward_chunk_size, dtype=policy, name=f"encoder_block_{i}",
+        ) for i, kind in enumerate(attn_layers)]
         for block in self.encoder_blocks:
             block.build((None, None, hidden_dim))
         self.final_layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy,
@@ -144,6 +142,7 @@ class ReformerBackbone(FamilyBackbone):
         self.num_buckets = num_buckets if num_buckets is None or isinstance(num_buckets, int) else list(num_buckets)
         self.num_layers = len(self.attn_layers)
         self.chunk_multiple, self.min_chunk_length = chunk_lengths(attn_layers, lsh_chunk_length, local_chunk_length)
+        self.built = True  # every weight exists: a fresh backbone loads weights and saves at once
 
     @staticmethod
     def make_attention(kind, index, arguments):
@@ -190,7 +189,7 @@ class ReformerBackbone(FamilyBackbone):
         hidden_states = []
         for block in self.encoder_blocks:
             hidden_states.append(x2[:, :length])
-            x1, x2 = block(x1, x2, padding_mask, training=training)
+            x1, x2 = self.run_block(block, x1, x2, padding_mask, training)
         hidden_states.append(x2[:, :length])
         x = self.final_layer_norm(ops.concatenate([x1, x2], axis=-1))
         x = self.output_dropout(x, training=training)[:, :length]
@@ -198,6 +197,14 @@ class ReformerBackbone(FamilyBackbone):
         if self.output_hidden_states:
             outputs["hidden_states"] = hidden_states
         return outputs
+
+    def run_block(self, block, x1, x2, padding_mask, training):
+        """`block` on the two streams, under `keras.remat` with `remat` (its inputs positional: TensorFlow's
+        `recompute_grad` takes no keywords in a graph)."""
+        def step(a, b):
+            return block(a, b, padding_mask, training=training)
+
+        return keras.remat(step)(x1, x2) if self.remat else step(x1, x2)
 
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable,
