@@ -168,22 +168,40 @@ def test_ordinary_positions_and_chunked_feed_forward_match_hf(tmp_path, real_sen
     assert max_diff(ours, hf_forward(model, inputs).last_hidden_state, inputs["padding_mask"]) <= TOLERANCE
 
 
+def small_backbone(**overrides):
+    return ReformerBackbone(**{**dict(vocabulary_size=258, hidden_dim=32, num_heads=2, head_dim=16,
+                                      intermediate_dim=32, attn_layers=["local", "lsh"], num_buckets=4,
+                                      lsh_chunk_length=8, local_chunk_length=8, axial_position_shape=(4, 8),
+                                      axial_position_dims=(8, 24), max_sequence_length=32, hash_seed=0),
+                               **overrides})
+
+
 def test_one_training_step_with_remat_moves_every_weight(real_sentences):
-    backbone = ReformerBackbone(vocabulary_size=258, hidden_dim=32, num_heads=2, head_dim=16, intermediate_dim=32,
-                                attn_layers=["local", "lsh"], num_buckets=4, lsh_chunk_length=8,
-                                local_chunk_length=8, axial_position_shape=(4, 8), axial_position_dims=(8, 24),
-                                max_sequence_length=32, hash_seed=0, remat=True)
+    backbone = small_backbone(remat=True)
     data = byte_batch(varied(real_sentences), 32)
     inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in data}
-    model = keras.Model(inputs, backbone(inputs)["sequence_output"])  # traced with an unknown length
-    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mean_squared_error")
+    model = keras.Model(inputs, backbone(inputs)["sequence_output"])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mean_squared_error", run_eagerly=True)
     before = [keras.ops.convert_to_numpy(w) for w in backbone.trainable_weights]
     history = model.fit(data, np.zeros((4, 32, 64), "float32"), batch_size=4, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
-    # the traced graph (length unknown: ops.cond picks chunked or plain attention) computes what eager calls do
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(model.predict_on_batch(data)),
-                               keras.ops.convert_to_numpy(backbone(data)["sequence_output"]), atol=1e-5)
     assert all(not np.array_equal(b, keras.ops.convert_to_numpy(w)) for b, w in zip(before, backbone.trainable_weights))
+
+
+def test_a_graph_of_unknown_length_computes_what_eager_calls_do(real_sentences):
+    # only TensorFlow traces with an unknown length (JAX and torch see every shape): ops.cond then picks chunked or
+    # plain attention, and the padding to the chunk lengths is computed in the graph
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("a graph of unknown length is TensorFlow's")
+    import tensorflow as tf
+
+    backbone = small_backbone()
+    spec = {name: tf.TensorSpec((None, None), tf.int32) for name in ("token_ids", "segment_ids", "padding_mask")}
+    graph = tf.function(lambda inputs: backbone(inputs)["sequence_output"], input_signature=[spec])
+    for length in (30, 6):  # padded to 32 and chunked; one chunk, plain
+        data = byte_batch(varied(real_sentences), length)
+        np.testing.assert_allclose(graph(data).numpy(), keras.ops.convert_to_numpy(backbone(data)["sequence_output"]),
+                                   atol=1e-5)
 
 
 def test_bad_settings_are_named_errors():
