@@ -144,12 +144,12 @@ class LshSelfAttention(keras.layers.Layer):
         check_chunk_length(length, self.chunk_length, self.name)
         query_key = split_heads(self.query_key_dense(x), self.num_heads, self.head_dim)
         value = split_heads(self.value_dense(x), self.num_heads, self.head_dim)
-        key = self.normalize_keys(query_key)
         mask = ops.cast(padding_mask, "bool")
 
         def plain():
             positions = ops.arange(ops.shape(x)[1])
             is_self = positions[:, None] == positions[None, :]
+            key = self.normalize_keys(query_key)
             probabilities, _ = masked_softmax(ops.matmul(query_key, ops.swapaxes(key, -1, -2)),
                                               mask[:, None, None, :], is_self)
             return ops.matmul(dropout(self, probabilities, training), value)
