@@ -28,7 +28,7 @@ EXPORTS = {
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock", "XLNetLMHead"),
     "families": ("AlbertBackbone", "AlbertTokenizer", "BertBackbone", "BertPreprocessor", "BertTokenizer",
                  "DebertaV2Backbone", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator", "MobileBertBackbone",
-                 "ModernBertBackbone", "RobertaBackbone", "RobertaPacker", "RobertaTokenizer", "XLNetBackbone",
+                 "ModernBertBackbone", "ReformerBackbone", "RobertaBackbone", "RobertaPacker", "RobertaTokenizer", "XLNetBackbone",
                  "XLNetPacker", "XLNetTokenizer",
                  "backbone_class_for", "tokenizer_from_preset"),
     "tokenizers": ("BertPacker",),

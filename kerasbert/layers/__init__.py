@@ -6,6 +6,7 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 
 from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention
+from kerasbert.layers.axial_position_embedding import AxialPositionEmbedding
 from kerasbert.layers.bottleneck_attention import BottleneckAttention
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
@@ -15,7 +16,9 @@ from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.geglu_feed_forward import GegluFeedForward
 from kerasbert.layers.heads import MaskedLMHead, NSPHead, ReplacedTokenHead
 from kerasbert.layers.int8_grid import fake_int8
+from kerasbert.layers.local_self_attention import ChunkedLocalSelfAttention
 from kerasbert.layers.lora import LoraConfig, LowRankUpdate
+from kerasbert.layers.lsh_self_attention import LshSelfAttention
 from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding
 from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
 from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
@@ -24,6 +27,7 @@ from kerasbert.layers.relative_attention import XLNetRelativeAttention
 from kerasbert.layers.relative_position_encoding import relative_positional_encoding
 from kerasbert.layers.relative_segment_encoding import relative_segment_encoding
 from kerasbert.layers.replacement_sampler import ReplacementSampler
+from kerasbert.layers.reversible_block import ReversibleBlock
 from kerasbert.layers.rotary_attention import RotarySelfAttention
 from kerasbert.layers.rotary_embedding import RotaryEmbedding
 from kerasbert.layers.scalar_mix import ScalarMix
