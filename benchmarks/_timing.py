@@ -72,6 +72,14 @@ def peak_memory_mib():
     raise RuntimeError("VmHWM not found in /proc/self/status")
 
 
+def resident_mib():
+    """This process's resident memory now (VmRSS) in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("VmRSS not found in /proc/self/status")
+
+
 def emit(result):
     """A worker's result: one JSON line, the last line of its stdout."""
     print(json.dumps(result), flush=True)

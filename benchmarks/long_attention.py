@@ -7,7 +7,7 @@ Models (random weights, float32, batch 1, every token real, `--width` wide, `--l
 - `reformer local`: the same with chunked local attention in every layer (chunks of 64, one before);
 - `bert full`: `BertBackbone` (full attention, `keras.ops.dot_product_attention`) with a position table as long;
 - `modernbert`: `ModernBertBackbone` with `global_attn_every_n_layers=2` (layer 0 global, layer 1 local with a
-  128-token window; its window is a mask on the full score matrix, so the cost stays quadratic).
+  128-token window, computed in blocks: `long_inputs.py` measures ModernBERT-base and its local layer alone).
 The feed-forward width is 4 x `--width` for all. Each (model, length) runs in a fresh process: it builds the
 model, runs one untimed forward pass (eager `model(inputs)`, TensorFlow unless `--backend`), then times
 `--repeats` more and reports the median; memory is the process's peak resident memory (VmHWM, which the untimed
@@ -20,20 +20,12 @@ Run: `.venv/bin/python benchmarks/long_attention.py [--lengths 4096 8192 16384] 
 import argparse
 import sys
 
-from _timing import markdown_table, median, peak_memory_mib, run_worker, timed
+from _timing import markdown_table, median, peak_memory_mib, resident_mib, run_worker, timed
 from matmul_ceiling import measure, report
 from run_all import header
 
 MODELS = ("reformer lsh", "reformer local", "bert full", "modernbert")
 CHUNK = 64
-
-
-def resident_mib():
-    """This process's resident memory now (VmRSS) in MiB."""
-    for line in open("/proc/self/status").read().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("VmRSS not found in /proc/self/status")
 
 
 def build(model, length, width, layers, hashes):

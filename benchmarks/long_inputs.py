@@ -17,19 +17,12 @@ Run: `.venv/bin/python benchmarks/long_inputs.py [--lengths 1024 4096 8192] [--l
 import argparse
 import os
 import sys
-from pathlib import Path
 
-from _timing import emit, markdown_table, median, peak_memory_mib, run_worker, timed
+from _timing import emit, markdown_table, median, peak_memory_mib, resident_mib, run_worker, timed
 from attention import machine_lines
 
 BACKBONES = {"local layers in blocks (ModernBERT)": {}, "every layer global": {"global_attn_every_n_layers": 1}}
 LAYERS = ("blocks", "window mask")
-
-
-def resident_mib():
-    """This process's resident memory now (VmRSS) in MiB."""
-    line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmRSS:"))
-    return int(line.split()[1]) / 1024
 
 
 def build(args):
