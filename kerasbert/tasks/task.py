@@ -51,7 +51,6 @@ from kerasbert.tasks.columns import resolve_columns
 from kerasbert.tasks.earlier_options import check_no_earlier_options, upgraded_task_config
 from kerasbert.tasks.pipeline_model import PipelineModel
 
-
 UNBOUNDED_DEFAULT_LENGTH = 512  # `from_preset`'s default for a backbone without a position table (XLNet's)
 
 

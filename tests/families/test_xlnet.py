@@ -107,6 +107,7 @@ def test_a_pickled_checkpoint_loads_only_when_allowed(hf_xlnet, tmp_path):
     inputs = left_padded_batch()
     ours = numpy_tree(XLNetBackbone.from_preset(tmp_path, allow_pickle=True)(inputs))
     expected = numpy_tree(XLNetBackbone.from_preset(folder)(inputs))
+    del ours["pooled_output"], expected["pooled_output"]  # the summary: random, as HF starts it, without a classifier
     assert all(np.array_equal(a, b) for a, b in zip(keras.tree.flatten(ours), keras.tree.flatten(expected)))
 
 

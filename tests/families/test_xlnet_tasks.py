@@ -8,12 +8,14 @@ saved with `save_pretrained` beside an XLNet-style `spiece.model`, in eval mode,
 
 import keras
 import numpy as np
+import pandas as pd
 import pytest
 
 from kerasbert.families.xlnet.xlnet_backbone import XLNetBackbone
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
+from kerasbert.tasks.memory_reading import MemoryReader
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
@@ -138,3 +140,43 @@ def test_task_models_xlnet_does_not_take_are_refused_by_name(hf_classifier):
     with pytest.raises(ValueError, match="BertTokenClassifier does not take a XLNetBackbone .it takes "
                                          "BertClassifier and BertQuestionAnswerer only"):
         BertTokenClassifier.from_preset(str(hf_classifier[1]))
+
+
+def test_reading_in_segments_with_memory_equals_hf_fed_the_segments_with_mems(hf_classifier):
+    model, folder = hf_classifier
+    classifier = BertClassifier.from_preset(str(folder))
+    assert classifier.backbone.memory_length == 6  # HF's mem_len
+    reader = MemoryReader(classifier, segment_length=8)
+    segments = reader.segments_of(CONTEXT)
+    assert len(segments) >= 4 and segments[-1]["token_ids"][0, -1] == classifier.tokenizer.cls_token_id
+    ours = reader.predict_documents([CONTEXT])
+    mems = None
+    with torch.no_grad():
+        for segment in segments:
+            theirs = model(**{name: torch.tensor(segment[ours_name]).long() for name, ours_name in
+                              (("input_ids", "token_ids"), ("token_type_ids", "segment_ids"),
+                               ("attention_mask", "padding_mask"))}, mems=mems, use_mems=True)
+            mems = theirs.mems
+    difference = max_difference(ours[0], theirs.logits[0])
+    print(f"{len(segments)} segments through the memory vs XLNetForSequenceClassification with mems: "
+          f"max |difference| {difference:.2e}")
+    assert difference <= TOLERANCE
+
+
+def test_memory_reader_trains_the_classifier_on_documents(hf_classifier, uci_reviews):
+    train = uci_reviews[0].iloc[:4]
+    documents = pd.DataFrame({"text": [" ".join(train["text"][:2]), " ".join(train["text"][2:])],
+                              "label": [0, 1]})
+    classifier = BertClassifier.from_preset(str(hf_classifier[1]), labels=[0, 1])
+    reader = MemoryReader(classifier, segment_length=16)
+    before = keras.ops.convert_to_numpy(classifier.backbone.summary.kernel).copy()
+    losses = reader.fit_documents(documents, epochs=1, learning_rate=1e-3)
+    assert len(losses) == 1 and np.isfinite(losses[0])
+    assert max_difference(keras.ops.convert_to_numpy(classifier.backbone.summary.kernel), before) > 0
+    assert reader.predict_documents(documents["text"]).shape == (2, 2)
+
+
+def test_memory_reader_needs_a_memory(hf_classifier):
+    classifier = BertClassifier.from_preset(str(hf_classifier[1]), backbone_overrides={"memory_length": None})
+    with pytest.raises(ValueError, match="memory_length"):
+        MemoryReader(classifier, segment_length=8)
