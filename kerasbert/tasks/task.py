@@ -168,7 +168,7 @@ class Task(PipelineModel):
         """`hf_head`, or the family's own name for it (`task_models` of a family's backbone, e.g. XLNet's
         `logits_proj`)."""
         task_models = getattr(backbone_class, "task_models", True)
-        return task_models[cls.__name__] if isinstance(task_models, dict) else cls.hf_head
+        return task_models.get(cls.__name__) if isinstance(task_models, dict) else cls.hf_head
 
     def heads_from_checkpoint(self, checkpoint):
         """Load the checkpoint's `hf_head` into the default logits layer when it has one of the same

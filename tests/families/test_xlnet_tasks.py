@@ -111,14 +111,14 @@ def test_classifier_fits_saves_and_reloads_on_raw_text(hf_classifier, uci_review
     before = keras.ops.convert_to_numpy(classifier.logits_layer.kernel).copy()
     classifier.fit(train, epochs=1, batch_size=8, verbose=0)
     assert max_difference(keras.ops.convert_to_numpy(classifier.logits_layer.kernel), before) > 0
-    predictions = classifier.predict(test["text"].tolist(), verbose=0)
+    texts = test["text"].tolist()[:6]
+    predictions = classifier.predict(texts, verbose=0)
     classifier.save(tmp_path / "xlnet_classifier.keras")
     reloaded = keras.saving.load_model(tmp_path / "xlnet_classifier.keras")
     assert isinstance(reloaded.backbone, XLNetBackbone)
-    again = reloaded.predict(test["text"].tolist(), verbose=0)
+    again = reloaded.predict(texts, verbose=0)
     assert again["label"].tolist() == predictions["label"].tolist()
     assert np.array_equal(np.stack(again["probabilities"]), np.stack(predictions["probabilities"]))
-    assert set(classifier.evaluate(test, verbose=0)) >= {"accuracy", "loss"}
 
 
 def test_qa_fits_on_answers(xlnet_spiece, tmp_path):
