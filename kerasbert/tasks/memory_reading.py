@@ -6,8 +6,7 @@ A document is one stream, `pieces <sep> <cls>` (segment ids 0, `<cls>` 2), cut i
 `segment_length` tokens from the start; the memory keeps the last `memory_length` hidden states of every layer
 (the backbone's, HF `mem_len`), so the `<cls>` sees the document's end directly and, through the layers'
 recurrence, further back. Training is Transformer-XL's: the memory carries no gradient, the loss is on the last
-segment's logits. One document per step (a document's segments are read in turn; documents of other lengths
-have other numbers of segments).
+segment's logits (the memory is read without dropout), one document a step.
 
 Examples:
     >>> classifier = BertClassifier.from_preset("my_xlnet_folder", labels=["ham", "spam"],
@@ -15,6 +14,7 @@ Examples:
     >>> reader = MemoryReader(classifier, segment_length=128)
     >>> reader.fit_documents(train_df, epochs=2)
     >>> reader.predict_documents(test_df["text"])     # [documents, classes] logits
+    >>> classifier.save("long_documents.keras")         # the trained classifier
 """
 
 import keras
@@ -26,15 +26,19 @@ from kerasbert.training.default_optimizer import create_optimizer
 
 
 class MemoryReader(keras.Model):
-    """A document's segments -> the classifier's logits, read through the backbone's memory (module docstring).
+    """A document -> the classifier's logits, read segment by segment through the backbone's memory (module
+    docstring). Called on the last segment and the memory the others left (`last_inputs`); the memory is computed
+    by compiled calls of the backbone, the last segment padded on the right to `segment_length` (XLNet's relative
+    positions keep the real tokens' outputs), so that documents of any length share a few compiled shapes.
 
     Args:
         classifier: a `BertClassifier` on an `XLNetBackbone` with a `memory_length` (its weights are trained and
             read in place: save the classifier afterwards).
-        segment_length: tokens per segment (the last may be shorter).
+        segment_length: tokens per segment.
 
     Examples:
-        >>> logits = MemoryReader(classifier, segment_length=128)(memory_segments(classifier.tokenizer, text, 128))
+        >>> reader = MemoryReader(classifier, segment_length=128)
+        >>> logits = reader.predict_on_batch(reader.last_inputs("A long text ..."))
     """
 
     def __init__(self, classifier, segment_length, **kwargs):
@@ -50,25 +54,29 @@ class MemoryReader(keras.Model):
                              "classifier with labels=[...] (or num_classes) and no head=.")
         self.classifier, self.segment_length = classifier, segment_length
         self.dropout = keras.layers.Dropout(classifier.dropout)
+        self.memory_step = MemoryStep(classifier.backbone)
 
-    def call(self, segments, training=None):
-        """`segments`: a list of `{token_ids, segment_ids, padding_mask}` `[1, length]`, in reading order."""
-        backbone, memory = self.classifier.backbone, None
-        for segment in segments:
-            outputs = backbone(segment if memory is None else {**segment, "memory": memory}, training=training)
-            memory = outputs["new_memory"]
-        return self.classifier.logits_layer(self.dropout(outputs["pooled_output"], training=training))
+    def call(self, inputs, training=None):
+        """`inputs`: a segment's `{token_ids, segment_ids, padding_mask}`, with `memory` unless it is the first."""
+        pooled = self.classifier.backbone(inputs, training=training)["pooled_output"]
+        return self.classifier.logits_layer(self.dropout(pooled, training=training))
+
+    def last_inputs(self, text):
+        """The inputs `call` reads for `text`: its last segment with the memory its other segments left."""
+        segments, memory = memory_segments(self.classifier.tokenizer, text, self.segment_length), None
+        for segment in segments[:-1]:
+            memory = self.memory_step.predict_on_batch(with_memory(segment, memory))
+        return with_memory(padded_on_the_right(segments[-1], self.segment_length), memory)
 
     def predict_documents(self, texts):
         """Each text's logits `[documents, classes]` (numpy), read through the memory."""
-        texts = [str(text) for text in texts]
-        return np.concatenate([keras.ops.convert_to_numpy(self(self.segments_of(text), training=False))
-                               for text in texts]) if texts else np.zeros((0, self.classifier.num_classes))
+        logits = [self.predict_on_batch(self.last_inputs(str(text))) for text in texts]
+        return np.concatenate(logits) if logits else np.zeros((0, self.classifier.num_classes), "float32")
 
     def fit_documents(self, data, epochs=1, learning_rate=5e-5, seed=0):
         """Train on a DataFrame of documents (the classifier's `text` and `label` columns), one document a step
-        in a shuffled order per epoch, with kerasbert's default AdamW (warmup and linear decay). Returns the mean
-        loss of each epoch."""
+        in a shuffled order per epoch, with kerasbert's default AdamW (warmup and linear decay); each step reads
+        the memory with the weights of that step. Returns the mean loss of each epoch."""
         check_count("epochs", epochs)
         frame = to_dataframe(data, text_column=self.classifier.columns["text"])
         columns = {"text": self.classifier.columns["text"], "label": self.classifier.columns["label"]}
@@ -77,19 +85,36 @@ class MemoryReader(keras.Model):
         if not self.classifier.label_encoder.is_fitted:  # its problem type (and names) from the first data
             self.classifier.fit_label_encoder(frame[columns["label"]])
         labels = self.classifier.label_encoder.encode(frame[columns["label"]])
-        segments = [self.segments_of(text) for text in frame[columns["text"]]]
+        texts = frame[columns["text"]].astype(str).tolist()
         self.compile(optimizer=create_optimizer(epochs * len(frame), learning_rate),
-                     loss=self.classifier.default_loss(), run_eagerly=True)  # one graph per segment count else
+                     loss=self.classifier.default_loss())
         order = np.random.default_rng(seed)
         losses = []
         for _ in range(epochs):
-            epoch = [float(self.train_on_batch(segments[row], labels[row:row + 1]))
+            epoch = [float(self.train_on_batch(self.last_inputs(texts[row]), labels[row:row + 1]))
                      for row in order.permutation(len(frame))]
             losses.append(float(np.mean(epoch)))
         return losses
 
-    def segments_of(self, text):
-        return memory_segments(self.classifier.tokenizer, text, self.segment_length)
+
+class MemoryStep(keras.Model):
+    """One segment (and the memory before it) -> the backbone's `new_memory`, as a model to compile."""
+
+    def __init__(self, backbone, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone = backbone
+
+    def call(self, inputs):
+        return self.backbone(inputs, training=False)["new_memory"]
+
+
+def with_memory(segment, memory):
+    return segment if memory is None else {**segment, "memory": list(memory)}
+
+
+def padded_on_the_right(segment, length):
+    """A `[1, t]` segment padded to `[1, length]`: pad ids 0, padding mask 0 (never attended to)."""
+    return {name: np.pad(values, ((0, 0), (0, length - values.shape[1]))) for name, values in segment.items()}
 
 
 def memory_segments(tokenizer, text, segment_length):

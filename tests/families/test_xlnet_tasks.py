@@ -15,7 +15,7 @@ from kerasbert.families.xlnet.xlnet_backbone import XLNetBackbone
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
-from kerasbert.tasks.memory_reading import MemoryReader
+from kerasbert.tasks.memory_reading import MemoryReader, memory_segments
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
@@ -147,8 +147,9 @@ def test_reading_in_segments_with_memory_equals_hf_fed_the_segments_with_mems(hf
     classifier = BertClassifier.from_preset(str(folder))
     assert classifier.backbone.memory_length == 6  # HF's mem_len
     reader = MemoryReader(classifier, segment_length=8)
-    segments = reader.segments_of(CONTEXT)
+    segments = memory_segments(classifier.tokenizer, CONTEXT, 8)
     assert len(segments) >= 4 and segments[-1]["token_ids"][0, -1] == classifier.tokenizer.cls_token_id
+    assert segments[-1]["token_ids"].shape[1] < 8  # ours is padded on the right to 8, HF's is not padded
     ours = reader.predict_documents([CONTEXT])
     mems = None
     with torch.no_grad():
