@@ -3,10 +3,11 @@ segment by segment, each segment attending to the memory the previous ones left 
 it from the last segment's `<cls>`.
 
 A document is one stream, `pieces <sep> <cls>` (segment ids 0, `<cls>` 2), cut into segments of
-`segment_length` tokens from the start; the memory keeps the last `memory_length` hidden states of every layer
-(the backbone's, HF `mem_len`), so the `<cls>` sees the document's end directly and, through the layers'
-recurrence, further back. Training is Transformer-XL's: the memory carries no gradient, the loss is on the last
-segment's logits (the memory is read without dropout), one document a step.
+`segment_length` tokens from the start (the first one as long as the memory); the memory keeps the last
+`memory_length` hidden states of every layer (the backbone's, HF `mem_len`), so the `<cls>` sees the document's
+end directly and, through the layers' recurrence, further back. Training is Transformer-XL's: the memory
+carries no gradient, the loss is on the last segment's logits (the memory is read without dropout), one document
+a step.
 
 Examples:
     >>> classifier = BertClassifier.from_preset("my_xlnet_folder", labels=["ham", "spam"],
@@ -28,8 +29,9 @@ from kerasbert.training.default_optimizer import create_optimizer
 class MemoryReader(keras.Model):
     """A document -> the classifier's logits, read segment by segment through the backbone's memory (module
     docstring). Called on the last segment and the memory the others left (`last_inputs`); the memory is computed
-    by compiled calls of the backbone, the last segment padded on the right to `segment_length` (XLNet's relative
-    positions keep the real tokens' outputs), so that documents of any length share a few compiled shapes.
+    by compiled calls of the backbone. The first segment fills the memory (it holds `max(segment_length,
+    memory_length)` tokens) and the last is padded on the right to its segment's length (XLNet's relative
+    positions keep the real tokens' outputs), so that documents of any length share two compiled shapes.
 
     Args:
         classifier: a `BertClassifier` on an `XLNetBackbone` with a `memory_length` (its weights are trained and
@@ -63,10 +65,13 @@ class MemoryReader(keras.Model):
 
     def last_inputs(self, text):
         """The inputs `call` reads for `text`: its last segment with the memory its other segments left."""
-        segments, memory = memory_segments(self.classifier.tokenizer, text, self.segment_length), None
+        first_length = max(self.segment_length, self.classifier.backbone.memory_length)
+        segments = memory_segments(self.classifier.tokenizer, text, self.segment_length, first_length)
+        memory = None
         for segment in segments[:-1]:
             memory = self.memory_step.predict_on_batch(with_memory(segment, memory))
-        return with_memory(padded_on_the_right(segments[-1], self.segment_length), memory)
+        length = first_length if memory is None else self.segment_length
+        return with_memory(padded_on_the_right(segments[-1], length), memory)
 
     def predict_documents(self, texts):
         """Each text's logits `[documents, classes]` (numpy), read through the memory."""
@@ -117,9 +122,10 @@ def padded_on_the_right(segment, length):
     return {name: np.pad(values, ((0, 0), (0, length - values.shape[1]))) for name, values in segment.items()}
 
 
-def memory_segments(tokenizer, text, segment_length):
-    """`text` as XLNet reads it through its memory: `pieces <sep> <cls>` cut into `[1, segment_length]` input
-    dicts from the start (the last one shorter), segment ids 0 and 2 for `<cls>`.
+def memory_segments(tokenizer, text, segment_length, first_length=None):
+    """`text` as XLNet reads it through its memory: `pieces <sep> <cls>` cut from the start into a first segment
+    of `first_length` tokens (default `segment_length`), then segments of `segment_length` (the last one shorter),
+    as `[1, length]` input dicts; segment ids 0, and 2 for `<cls>`.
 
     Examples:
         >>> [segment["token_ids"].shape for segment in memory_segments(tokenizer, "A long text ...", 128)]
@@ -129,7 +135,8 @@ def memory_segments(tokenizer, text, segment_length):
     token_ids = np.concatenate([pieces, [tokenizer.sep_token_id, tokenizer.cls_token_id]]).astype("int32")
     segment_ids = np.zeros_like(token_ids)
     segment_ids[-1] = tokenizer.packer_class.cls_segment_id
-    return [{"token_ids": token_ids[None, start:start + segment_length],
-             "segment_ids": segment_ids[None, start:start + segment_length],
-             "padding_mask": np.ones((1, len(token_ids[start:start + segment_length])), "int32")}
-            for start in range(0, len(token_ids), segment_length)]
+    first_length = first_length or segment_length
+    starts = [0, *range(first_length, len(token_ids), segment_length)]
+    ends = [*starts[1:], len(token_ids)]
+    return [{"token_ids": token_ids[None, start:end], "segment_ids": segment_ids[None, start:end],
+             "padding_mask": np.ones((1, end - start), "int32")} for start, end in zip(starts, ends)]

@@ -63,7 +63,8 @@ def test_classifier_logits_match_xlnet_for_sequence_classification(hf_classifier
     assert classifier.num_classes == 3 and isinstance(classifier.backbone, XLNetBackbone)
     texts = uci_reviews[1]["text"].tolist()[:6]
     ours, _ = classifier.predict_outputs(texts, verbose=0)
-    encoded = hf_tokenizer(texts, padding=True, truncation=True, max_length=64, return_token_type_ids=True, return_tensors="pt")
+    encoded = hf_tokenizer(texts, padding=True, truncation=True, max_length=64, return_token_type_ids=True,
+                           return_tensors="pt")
     assert (encoded["attention_mask"][:, 0] == 0).any()  # left padding in the reference batch
     with torch.no_grad():
         theirs = model(**encoded).logits
@@ -78,7 +79,8 @@ def test_classifier_pairs_match_hf(hf_classifier, hf_tokenizer):
     pairs = {"text": ["It is a truth universally acknowledged.", "Emma Woodhouse, handsome, clever, and rich."],
              "text_pair": ["A single man must be in want of a wife.", "She had lived nearly twenty-one years."]}
     ours, _ = classifier.predict_outputs(pairs, verbose=0)
-    encoded = hf_tokenizer(pairs["text"], pairs["text_pair"], padding=True, return_token_type_ids=True, return_tensors="pt")
+    encoded = hf_tokenizer(pairs["text"], pairs["text_pair"], padding=True, return_token_type_ids=True,
+                           return_tensors="pt")
     with torch.no_grad():
         theirs = model(**encoded).logits
     assert max_difference(ours, theirs) <= TOLERANCE
@@ -109,7 +111,7 @@ def test_classifier_fits_saves_and_reloads_on_raw_text(hf_classifier, uci_review
     train, test = uci_reviews
     classifier = BertClassifier.from_preset(str(hf_classifier[1]), sequence_length=48, labels=[0, 1])
     before = keras.ops.convert_to_numpy(classifier.logits_layer.kernel).copy()
-    classifier.fit(train, epochs=1, batch_size=8, verbose=0)
+    classifier.fit(train.iloc[:8], epochs=1, batch_size=8, verbose=0)  # one step: one trace of the train step
     assert max_difference(keras.ops.convert_to_numpy(classifier.logits_layer.kernel), before) > 0
     texts = test["text"].tolist()[:6]
     predictions = classifier.predict(texts, verbose=0)
@@ -147,7 +149,7 @@ def test_reading_in_segments_with_memory_equals_hf_fed_the_segments_with_mems(hf
     classifier = BertClassifier.from_preset(str(folder))
     assert classifier.backbone.memory_length == 6  # HF's mem_len
     reader = MemoryReader(classifier, segment_length=8)
-    segments = memory_segments(classifier.tokenizer, CONTEXT, 8)
+    segments = memory_segments(classifier.tokenizer, CONTEXT, 8, first_length=8)  # the memory (6) fits in 8
     assert len(segments) >= 4 and segments[-1]["token_ids"][0, -1] == classifier.tokenizer.cls_token_id
     assert segments[-1]["token_ids"].shape[1] < 8  # ours is padded on the right to 8, HF's is not padded
     ours = reader.predict_documents([CONTEXT])
