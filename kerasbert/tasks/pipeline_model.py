@@ -53,7 +53,7 @@ from kerasbert.training.fit_arguments import check_callbacks, check_seed, split_
 DEFAULT_BATCH_SIZE = 32
 POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
 # XLNet's weights a task leaves unused: the query stream's mask embedding, and the summary under a QA head.
-XLNET_UNUSED_WITHOUT_GRADIENTS = (r"Gradients do not exist for variables \[(?:'\w+/(?:summary/\w+|mask_embedding)'"
+XLNET_UNUSED_WITHOUT_GRADIENTS = (r"Gradients do not exist for variables \[(?:'(?:\w+/)?(?:summary/\w+|mask_embedding)'"
                                   r"(?:, )?)+\] when")
 
 
