@@ -7,6 +7,13 @@ Run: `.venv/bin/python applications/long_documents.py` (736 s on 2 CPU cores wit
 pooling, 0.854 with max pooling (48 test chapters, 8 per novel); SpamAssassin 0.938 / 0.931 / 0.906 / 0.906 (160
 test emails): a novel is told by names anywhere in a chapter, spam by an email's first lines.
 
+XLNet rows (`--readings xlnet`, or `all`): no pre-trained XLNet can be downloaded here, so both rows are a
+randomly initialised small XLNet (4 layers, hidden 128, 4 heads; a SentencePiece model trained on the training
+documents with XLNet's settings) trained the same way (AdamW `--xlnet-learning-rate`, one document a step):
+"XLNet, cut at 128" reads a document's first 126 pieces; "XLNet, memory" reads it whole, segment after segment
+of 128 tokens, each attending to the last 384 hidden states of every layer that the previous segments left
+(`kb.MemoryReader`; the loss on the last segment's `<cls>`, no gradient through the memory, as Transformer-XL).
+
 Data (shipped, offline): `jane_austen` has one row per paragraph with its `book` and `chapter`; a document is a
 chapter's paragraphs joined (chapter 0, the front matter, left out), labelled by its book. Chapters are drawn
 per novel with a fixed seed, so every novel is in train and test and no chapter is in both. `spam_assassin`:
@@ -17,6 +24,7 @@ documents, batches of documents, steps and seed); only how a document is read di
 """
 
 import argparse
+import io
 import time
 import warnings
 
@@ -25,6 +33,7 @@ from recipe_tools import Phases  # first: it quiets TensorFlow's log
 import keras
 import numpy as np
 import pandas as pd
+import sentencepiece
 
 import kerasbert as kb
 
@@ -36,6 +45,65 @@ READINGS = {  # name: from_preset arguments
     "windows 128, mean": {"sequence_length": 128, "long_inputs": kb.LongInputs(doc_stride=32, window_pooling="mean")},
     "windows 128, max": {"sequence_length": 128, "long_inputs": kb.LongInputs(doc_stride=32, window_pooling="max")},
 }
+
+
+XLNET_SIZE = {"num_layers": 4, "num_heads": 4, "hidden_dim": 128, "intermediate_dim": 512}  # random init
+XLNET_SEGMENT, XLNET_MEMORY = 128, 384  # tokens per segment; hidden states kept per layer
+
+
+def xlnet_spiece(texts, vocabulary_size=4000):
+    """The bytes of a unigram `spiece.model` trained on `texts` with XLNet's settings (google-research/xlnet)."""
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(texts), model_writer=model, model_type="unigram", vocab_size=vocabulary_size,
+        hard_vocab_limit=False, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>"],
+        user_defined_symbols=["<eop>", ".", "(", ")", '"', "-", "–", "£", "€"], character_coverage=0.99995,
+        max_sentence_length=1 << 16, num_threads=2, minloglevel=2)
+    return model.getvalue()
+
+
+def xlnet_classifier(spiece, labels, memory_length):
+    """A `BertClassifier` on a randomly initialised small XLNet (seeded by the caller). The tokenizer is made
+    after the seed is set: `keras.utils.set_random_seed` clears TensorFlow's caches, the SentencePiece op's
+    resource with them."""
+    tokenizer = kb.XLNetTokenizer(spiece)
+    backbone = kb.XLNetBackbone(vocabulary_size=tokenizer.vocabulary_size(), memory_length=memory_length,
+                                **XLNET_SIZE)
+    preprocessor = kb.BertPreprocessor(tokenizer, sequence_length=XLNET_SEGMENT, pad_to_sequence_length=False)
+    return kb.BertClassifier(backbone, preprocessor, labels=labels)
+
+
+def xlnet_rows(train, test, epochs, learning_rate):
+    """The two XLNet readings, cut at 128 and through the memory, as rows of the table."""
+    spiece, labels, rows = xlnet_spiece(train["text"].tolist()), sorted(train["label"].unique()), []
+    for reading in ("XLNet, cut at 128", f"XLNet, memory {XLNET_MEMORY}, segments of {XLNET_SEGMENT}"):
+        keras.utils.set_random_seed(SEED)
+        memory = reading != "XLNet, cut at 128"
+        classifier = xlnet_classifier(spiece, labels, XLNET_MEMORY if memory else None)
+        start = time.perf_counter()
+        if memory:
+            reader = kb.MemoryReader(classifier, segment_length=XLNET_SEGMENT)
+            reader.fit_documents(train, epochs=epochs, learning_rate=learning_rate, seed=SEED)
+            trained = time.perf_counter()
+            predicted = reader.predict_documents(test["text"]).argmax(-1)
+            gold = classifier.label_encoder.encode(test["label"])
+            results = {"accuracy": float(np.mean(predicted == gold)),
+                       "macro_f1": kb.metrics.statistics.macro_f1(gold, predicted, len(labels))}
+        else:
+            classifier.fit(train, epochs=epochs, batch_size=1, learning_rate=learning_rate, seed=SEED, verbose=0)
+            trained = time.perf_counter()
+            results = classifier.evaluate(test, batch_size=32, verbose=0)
+        rows.append(table_row(reading, start, trained, time.perf_counter(), results))
+        print("  " + ", ".join(f"{key} {value}" for key, value in rows[-1].items()), flush=True)
+    return rows
+
+
+def table_row(reading, start, trained, tested, results):
+    return {"reading": reading, "train s": round(trained - start), "test s": round(tested - trained),
+            "accuracy": round(results["accuracy"], 3), "macro F1": round(results["macro_f1"], 3),
+            "test documents cut": results.get("truncated_rows", 0),
+            "pieces cut (mean)": round(results.get("mean_cut_pieces", 0.0))}
 
 
 def austen_chapters(train_per_novel, test_per_novel, seed=SEED):
@@ -64,27 +132,28 @@ def spam_emails(train_count, test_count, seed=SEED):
     return sample(splits["train"], train_count), sample(splits["test"], test_count)
 
 
-def compare(name, train, test, epochs, batch_size, learning_rate):
-    """Train and test one classifier per reading; print a Markdown table and return its rows."""
-    pieces = kb.BertTokenizer.from_preset(PRESET).tokenize(test["text"].tolist()).row_lengths().numpy()
-    print(f"\n{name}: {len(train)} train / {len(test)} test documents; test documents have {np.median(pieces):,.0f} "
-          f"pieces (median; mean {pieces.mean():,.0f}, longest {pieces.max():,}), {np.mean(pieces > 126):.0%} "
-          f"longer than 126, {np.mean(pieces > 510):.0%} longer than 510")
+def compare(name, train, test, args):
+    """Train and test one classifier per reading (`args.readings`: MiniLM's, XLNet's or all); print a Markdown
+    table and return its rows."""
+    print(f"\n{name}: {len(train)} train / {len(test)} test documents")
     rows = []
-    for reading, arguments in READINGS.items():
+    for reading, arguments in (READINGS if args.readings != "xlnet" else {}).items():
         keras.utils.set_random_seed(SEED)
         classifier = kb.BertClassifier.from_preset(PRESET, labels=sorted(train["label"].unique()), **arguments)
+        if not rows:
+            pieces = classifier.tokenizer.tokenize(test["text"].tolist()).row_lengths().numpy()
+            print(f"  MiniLM pieces per test document: {np.median(pieces):,.0f} (median; mean {pieces.mean():,.0f}, "
+                  f"longest {pieces.max():,}), {np.mean(pieces > 126):.0%} longer than 126, "
+                  f"{np.mean(pieces > 510):.0%} longer than 510")
         start = time.perf_counter()
-        classifier.fit(train, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=SEED,
-                       verbose=0)
+        classifier.fit(train, epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+                       seed=SEED, verbose=0)
         trained = time.perf_counter()
         results = classifier.evaluate(test, batch_size=32, verbose=0)
-        tested = time.perf_counter()
-        rows.append({"reading": reading, "train s": round(trained - start), "test s": round(tested - trained),
-                     "accuracy": round(results["accuracy"], 3), "macro F1": round(results["macro_f1"], 3),
-                     "test documents cut": results.get("truncated_rows", 0),
-                     "pieces cut (mean)": round(results.get("mean_cut_pieces", 0.0))})
+        rows.append(table_row(reading, start, trained, time.perf_counter(), results))
         print("  " + ", ".join(f"{key} {value}" for key, value in rows[-1].items()), flush=True)
+    if args.readings != "minilm":
+        rows += xlnet_rows(train, test, args.epochs, args.xlnet_learning_rate)
     print(markdown(rows))
     return rows
 
@@ -104,17 +173,22 @@ def main():
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=1, help="documents per batch (all windows of each)")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--readings", choices=("minilm", "xlnet", "all"), default="minilm",
+                        help="MiniLM's four readings (the default), the two XLNet rows, or all")
+    parser.add_argument("--xlnet-learning-rate", type=float, default=5e-4, help="AdamW's for the random-init XLNet")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".* were cut")  # the table counts what truncation cuts
     phases = Phases()
-    print(f"{PRESET}, {args.epochs} epochs, batches of {args.batch_size} documents, AdamW {args.learning_rate}, "
-          "windows of 128 tokens sharing 32 pieces")
+    if args.readings != "xlnet":
+        print(f"{PRESET}, {args.epochs} epochs, batches of {args.batch_size} documents, AdamW {args.learning_rate}, "
+              "windows of 128 tokens sharing 32 pieces")
+    if args.readings != "minilm":
+        print(f"XLNet (random init, {XLNET_SIZE}), {args.epochs} epochs, one document a step, AdamW "
+              f"{args.xlnet_learning_rate}, segments of {XLNET_SEGMENT}, memory {XLNET_MEMORY}")
     compare("Austen chapters -> novel (6 classes)",
-            *austen_chapters(args.train_chapters_per_novel, args.test_chapters_per_novel),
-            args.epochs, args.batch_size, args.learning_rate)
+            *austen_chapters(args.train_chapters_per_novel, args.test_chapters_per_novel), args)
     phases.mark("Austen")
-    compare("SpamAssassin emails -> spam or ham", *spam_emails(args.train_emails, args.test_emails),
-            args.epochs, args.batch_size, args.learning_rate)
+    compare("SpamAssassin emails -> spam or ham", *spam_emails(args.train_emails, args.test_emails), args)
     phases.mark("SpamAssassin")
     print(phases)
 

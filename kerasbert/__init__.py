@@ -22,7 +22,7 @@ SUBPACKAGES = ("data", "deployment", "distillation", "families", "fine_tuning", 
 EXPORTS = {
     "tasks": ("BertClassifier", "BertCrossEncoder", "BertMaskedLM", "BertMultipleChoice", "BertMultiTask", "BertPretrainer",
               "BertQuestionAnswerer", "BertSeq2Seq", "BertTextEncoder", "BertTokenClassifier", "ElectraPretrainer",
-              "LongInputs", "TargetTooLongError", "load_task"),
+              "LongInputs", "MemoryReader", "TargetTooLongError", "load_task"),
     "distillation": ("Distiller", "student_from_teacher"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock", "XLNetLMHead"),

@@ -1,6 +1,7 @@
 """Extractive QA: question + context windows with answer token positions, decoding, SQuAD scoring.
 
-`prepare_qa_features` packs `[CLS] question [SEP] context-window [SEP]`, sliding overlapping windows
+`prepare_qa_features` packs `[CLS] question [SEP] context-window [SEP]` (XLNet's `question <sep> context-window
+<sep> <cls>` for a packer with `cls_last`), sliding overlapping windows
 over long contexts, as HF's `prepare_train_features` (run_qa.py) does with `truncation="only_second"`,
 `stride=doc_stride` and `return_overflowing_tokens=True`. `best_spans` turns start/end logits back
 into answer texts (the standard SQuAD post-processing, with the v2.0 null score), and
@@ -41,6 +42,8 @@ class QuestionAnswerFeatures:
             answers were given.
         contexts: the context of each example, for decoding answer texts.
         question_ids: the id of each example.
+        cls_positions: each window's `[CLS]` position, where a null answer points: 0, or the window's last
+            token for a packer with `cls_last` (XLNet); None: 0.
     """
 
     token_ids: tf.RaggedTensor
@@ -52,6 +55,7 @@ class QuestionAnswerFeatures:
     end_positions: np.ndarray | None
     contexts: list
     question_ids: list
+    cls_positions: np.ndarray | None = None
 
     @property
     def inputs(self):
@@ -71,7 +75,8 @@ def prepare_qa_features(tokenizer, questions, contexts, answer_starts=None, answ
 
     Args:
         tokenizer: a kerasbert tokenizer; windows are packed as its `packer_class` packs pairs
-            (`[CLS] Q [SEP] C [SEP]`, RoBERTa's `<s> Q </s></s> C </s>` with one more special token).
+            (`[CLS] Q [SEP] C [SEP]`, RoBERTa's `<s> Q </s></s> C </s>` with one more special token, XLNet's
+            `Q <sep> C <sep> <cls>`).
         questions, contexts: one str each per example.
         answer_starts, answer_texts: per example, the answer's character offset in its context and
             its text: a value, or a list whose first entry is used (an empty list: no answer, as in
@@ -123,7 +128,7 @@ def prepare_qa_features(tokenizer, questions, contexts, answer_starts=None, answ
     return QuestionAnswerFeatures(
         token_ids=token_ids, segment_ids=segment_ids, char_starts=char_starts, char_ends=char_ends,
         example_index=windows.example, start_positions=start_positions, end_positions=end_positions,
-        contexts=contexts, question_ids=question_ids)
+        contexts=contexts, question_ids=question_ids, cls_positions=windows.cls_positions())
 
 
 class _Windows:
@@ -133,6 +138,8 @@ class _Windows:
                  doc_stride, question_ids, packer_class):
         self.separators = packer_class.pair_separators  # between question and context
         self.second_segment_id = packer_class.second_segment_id
+        self.cls_last = packer_class.cls_last  # XLNet: `Q <sep> C <sep> <cls>`, the BERT layout turned by one
+        self.cls_segment_id = packer_class.cls_segment_id
         capacity = max_sequence_length - question_lengths - 2 - self.separators
         if (capacity <= doc_stride).any():
             example = int(np.flatnonzero(capacity <= doc_stride)[0])
@@ -171,8 +178,17 @@ class _Windows:
         char_ends = np.full(len(window), OUTSIDE_CONTEXT, np.int32)
         char_starts[is_context] = piece_starts[piece_index[is_context]]
         char_ends[is_context] = piece_ends[piece_index[is_context]]
+        if self.cls_last:  # every window turned left by one token: `[CLS]` moves to its end
+            segment_ids[position == 0] = self.cls_segment_id
+            turned = np.arange(len(window)) - position + (position + 1) % self.lengths[window]
+            token_ids, segment_ids, char_starts, char_ends = (
+                values[turned] for values in (token_ids, segment_ids, char_starts, char_ends))
         return tuple(tf.RaggedTensor.from_row_lengths(values, self.lengths)
                      for values in (token_ids, segment_ids, char_starts, char_ends))
+
+    def cls_positions(self):
+        """Each window's `[CLS]` position: 0, or its last token with `cls_last`."""
+        return self.lengths - 1 if self.cls_last else np.zeros(len(self.lengths), np.int64)
 
     def answer_positions(self, answer_start, answer_end, has_answer, piece_starts, piece_ends,
                          piece_context):
@@ -198,6 +214,9 @@ class _Windows:
         offset = self.question_length[window] + 2 - first
         start_positions[window[inside]] = (np.minimum(start_piece, last) + offset)[inside]
         end_positions[window[inside]] = (np.maximum(end_piece, first) + offset)[inside]
+        if self.cls_last:  # the layout turned by one: answers one token earlier, none at the last token
+            return tuple(np.where(positions == 0, self.lengths - 1, positions - 1).astype(np.int32)
+                         for positions in (start_positions, end_positions))
         return start_positions, end_positions
 
 
@@ -268,7 +287,8 @@ def best_spans(start_logits, end_logits, features, n_best=20, max_answer_length=
     A span scores `start_logit + end_logit`; the `n_best` highest starts and ends of each window are
     paired, skipping spans outside the context, ending before they start, or longer than
     `max_answer_length` tokens. A span found in two overlapping windows is listed once, with its
-    better score. The null score is the lowest `[CLS]` start + end score among the windows.
+    better score. The null score is the lowest `[CLS]` start + end score among the windows (`[CLS]` at
+    `features.cls_positions`).
 
     Args:
         start_logits, end_logits: `(windows, tokens)` scores, tokens padded as in the model's input.
@@ -302,7 +322,9 @@ def best_spans(start_logits, end_logits, features, n_best=20, max_answer_length=
     candidates = _window_candidates(start_logits, end_logits, char_starts, char_ends, n_best,
                                     max_answer_length)
     null_scores = np.full(len(features.contexts), np.inf, np.float32)
-    np.minimum.at(null_scores, features.example_index, start_logits[:, 0] + end_logits[:, 0])
+    windows = np.arange(window_count)
+    cls = np.zeros(window_count, np.int64) if features.cls_positions is None else features.cls_positions
+    np.minimum.at(null_scores, features.example_index, start_logits[windows, cls] + end_logits[windows, cls])
     return [_prediction(features.contexts[example], spans, float(null_scores[example]), null_score_threshold)
             for example, spans in enumerate(_n_best_per_example(candidates, features.example_index,
                                                                   len(features.contexts), n_best))]

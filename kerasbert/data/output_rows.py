@@ -16,12 +16,10 @@ def empty_like_output(output):
 
 
 def ragged_from_padded(packed):
-    """Dense packer outputs -> ragged `token_ids`/`segment_ids` (padding removed)."""
-    lengths = tf.reduce_sum(tf.cast(packed["padding_mask"], tf.int32), axis=1)
-    return {
-        key: tf.RaggedTensor.from_tensor(packed[key], lengths=lengths)
-        for key in ("token_ids", "segment_ids")
-    }
+    """Dense packer outputs -> ragged `token_ids`/`segment_ids` (padding removed, on either side: XLNet pads on
+    the left)."""
+    real = tf.cast(packed["padding_mask"], tf.bool)
+    return {key: tf.ragged.boolean_mask(packed[key], real) for key in ("token_ids", "segment_ids")}
 
 
 def with_known_row_lengths(structure):

@@ -8,7 +8,10 @@ Examples:
 
 def longest_input(backbone):
     """The most tokens the backbone's position table holds: `max_sequence_length`, less RoBERTa's offset
-    (positions start at `padding_token_id + 1`, so 514 rows hold 512 tokens)."""
+    (positions start at `padding_token_id + 1`, so 514 rows hold 512 tokens); None for a backbone without a
+    table (XLNet's relative positions)."""
+    if backbone.max_sequence_length is None:
+        return None
     offset = getattr(backbone, "padding_token_id", None)
     return backbone.max_sequence_length - (0 if offset is None else offset + 1)
 
@@ -27,7 +30,8 @@ def packed_input_length(backbone, preprocessor):
 
 def check_sequence_length_fits(sequence_length, backbone):
     """A ValueError when packed inputs could be longer than the backbone's position table."""
-    if sequence_length is not None and sequence_length > longest_input(backbone):
+    longest = longest_input(backbone)
+    if sequence_length is not None and longest is not None and sequence_length > longest:
         offset = backbone.max_sequence_length - longest_input(backbone)
         raise ValueError(
             f"sequence_length={sequence_length} is longer than the backbone's position table "

@@ -20,5 +20,6 @@ from kerasbert.tasks.bert_text_encoder import BertTextEncoder
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.electra_pretrainer import ElectraPretrainer
 from kerasbert.tasks.long_inputs import LongInputs
+from kerasbert.tasks.memory_reading import MemoryReader
 from kerasbert.tasks.task import Task
 from kerasbert.tasks.task_files import load_task

@@ -49,7 +49,8 @@ class SpanLoss(keras.losses.Loss):
 class BertQuestionAnswerer(Task):
     """Sequence output -> dense(2): start and end logits of the answer span (HF's `qa_outputs`).
 
-    A question and its context are packed `[CLS] question [SEP] context [SEP]`; a context too long
+    A question and its context are packed `[CLS] question [SEP] context [SEP]` (XLNet: `question <sep> context
+    <sep> <cls>`, the null answer at `<cls>`); a context too long
     for one window of `sequence_length` tokens is read in overlapping windows sharing `doc_stride`
     tokens (HF run_qa.py). Training windows that do not hold the whole answer, and questions without
     one, point at `[CLS]`; the loss is the mean of the start and end cross-entropies. Predictions
@@ -276,6 +277,9 @@ class BertQuestionAnswerer(Task):
         One window per question: the context is cut to the first window (`sequence_length` tokens),
         as `predict` reads it first; longer contexts need `predict`, which slides windows over them.
         """
+        if self.preprocessor.packer.cls_last:
+            raise NotImplementedError(f"export() packs BERT's [CLS] Q [SEP] C [SEP]; this {type(self.backbone).__name__} "
+                                      "reads Q <sep> C <sep> <cls>. Answer with predict(), which packs it right.")
         question_ids = self.tokenizer.tokenize(question)[:, : self.max_question_length]
         context_ids, char_starts, char_ends = self.tokenizer.tokenize_with_offsets(context)
         packer = self.preprocessor.packer

@@ -52,6 +52,9 @@ from kerasbert.training.fit_arguments import check_callbacks, check_seed, split_
 
 DEFAULT_BATCH_SIZE = 32
 POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
+# XLNet's weights a task leaves unused: the query stream's mask embedding, and the summary under a QA head.
+XLNET_UNUSED_WITHOUT_GRADIENTS = (r"Gradients do not exist for variables \[(?:'(?:\w+/)?(?:summary/\w+|mask_embedding)'"
+                                  r"(?:, )?)+\] when")
 
 
 def is_raw(data):
@@ -251,6 +254,7 @@ class PipelineModel(keras.Model):
         backup = None if backup_dir is None else TrainingBackup(backup_dir)
         with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
+            warnings.filterwarnings("ignore", message=XLNET_UNUSED_WITHOUT_GRADIENTS)
             with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
                 return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, defaults,
                                               seed, group_by_length, backup, cache_features, **kwargs)

@@ -51,6 +51,20 @@ from kerasbert.tasks.columns import resolve_columns
 from kerasbert.tasks.earlier_options import check_no_earlier_options, upgraded_task_config
 from kerasbert.tasks.pipeline_model import PipelineModel
 
+UNBOUNDED_DEFAULT_LENGTH = 512  # `from_preset`'s default for a backbone without a position table (XLNet's)
+
+
+def check_task_takes(task_class, backbone_class, preset, family):
+    """A ValueError when `backbone_class` takes no task models, or not this one (its `task_models`: True for
+    all, False for none, or a dict of the task classes it takes), naming the ones it takes and the way out."""
+    task_models = getattr(backbone_class, "task_models", True)
+    if task_models is True or task_models and task_class.__name__ in task_models:
+        return
+    name = backbone_class.__name__
+    takes = f"it takes {' and '.join(task_models)} only" if task_models else "no task model takes it yet"
+    raise ValueError(f"{preset} holds a {family} model: {task_class.__name__} does not take a {name} ({takes}). "
+                     f"Build it with {name}.from_preset and put your own head on its outputs.")
+
 
 class Task(PipelineModel):
     """Base class of the task models; see the module docstring for the hooks. Not used directly.
@@ -117,17 +131,15 @@ class Task(PipelineModel):
         fine_tuning = FineTuningConfig.coerce(fine_tuning)
         checkpoint = load_checkpoint(preset, load_weights, allow_pickle)
         backbone_class = backbone_class_for(checkpoint)
-        if not getattr(backbone_class, "task_models", True):
-            name = backbone_class.__name__
-            raise ValueError(f"{preset} holds a {checkpoint.family} model: task models take the BERT-family "
-                             f"backbones and MobileBERT's, not yet a {name}. Build it with {name}.from_preset and put your own head "
-                             "on its outputs.")
+        check_task_takes(cls, backbone_class, preset, checkpoint.family)
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
         overrides = {**fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
                      **(backbone_overrides or {})}
         backbone = backbone_class.from_checkpoint(checkpoint, **overrides)
+        longest = longest_input(backbone)
         if sequence_length is None:
-            sequence_length = min(cls.default_sequence_length or longest_input(backbone), longest_input(backbone))
+            sequence_length = cls.default_sequence_length or longest or UNBOUNDED_DEFAULT_LENGTH
+            sequence_length = sequence_length if longest is None else min(sequence_length, longest)
         check_sequence_length_fits(sequence_length, backbone)
         preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)
         task_args = cls.task_args_from_checkpoint(checkpoint, task_args)
@@ -144,21 +156,29 @@ class Task(PipelineModel):
     def task_args_from_checkpoint(cls, checkpoint, task_args):
         """Fill task arguments a checkpoint knows: a fine-tuned HF classifier's labels (`id2label`),
         unless the user gave `labels` or their count."""
-        prefix, architecture = cls.hf_head or (None, None)
+        prefix, architecture = cls.hf_head_on(backbone_class_for(checkpoint)) or (None, None)
         if cls.hf_labels_argument and checkpoint.heads(f"{prefix}.", architecture) and checkpoint.id2label \
                 and "labels" not in task_args and cls.hf_labels_argument not in task_args:
             id2label = checkpoint.id2label
             return {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
         return task_args
 
+    @classmethod
+    def hf_head_on(cls, backbone_class):
+        """`hf_head`, or the family's own name for it (`task_models` of a family's backbone, e.g. XLNet's
+        `logits_proj`)."""
+        task_models = getattr(backbone_class, "task_models", True)
+        return task_models.get(cls.__name__) if isinstance(task_models, dict) else cls.hf_head
+
     def heads_from_checkpoint(self, checkpoint):
         """Load the checkpoint's `hf_head` into the default logits layer when it has one of the same
         size (a user's `head=` loads nothing)."""
         # Not a class attribute: under torch a layer attribute lives in `_modules`, behind any class default.
         logits_layer = getattr(self, "logits_layer", None)
-        if self.hf_head is None or logits_layer is None or logits_layer.units is None:
+        hf_head = self.hf_head_on(type(self.backbone))
+        if hf_head is None or logits_layer is None or logits_layer.units is None:
             return
-        prefix, architecture = self.hf_head
+        prefix, architecture = hf_head
         weights = checkpoint.heads(f"{prefix}.", architecture)
         if weights and weights[f"{prefix}.weight"].shape[0] == logits_layer.units:
             assign_links(dense_links(logits_layer, prefix), weights, checkpoint.source)

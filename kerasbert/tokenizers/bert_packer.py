@@ -78,10 +78,12 @@ class BertPacker(keras.layers.Layer):
         outputs = self._pack(segments)
         return {name: value[0] for name, value in outputs.items()} if unbatched else outputs
 
-    # A pair's layout, for code that packs pairs itself (QA windows): separators between the segments, and
-    # the second segment's segment id.
+    # A pair's layout, for code that packs pairs itself (QA windows): separators between the segments, the
+    # second segment's segment id, and whether `[CLS]` ends the input (XLNet) with its own segment id.
     pair_separators = 1
     second_segment_id = 1
+    cls_last = False
+    cls_segment_id = 0
 
     def num_special_tokens(self, num_segments):
         """`[CLS]` and one `[SEP]` per segment."""

@@ -6,8 +6,6 @@ Reference: HF `XLNetTokenizer` (Rust `tokenizers`) loading a unigram model train
 `<unk>` 0, `<s>` 1, `</s>` 2) on 2,000 of the shipped Jane Austen paragraphs, cased, 3,000 pieces.
 """
 
-import io
-
 import keras
 import numpy as np
 import pytest
@@ -21,7 +19,6 @@ from kerasbert.families.xlnet.xlnet_tokenizer import XLNetTokenizer
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
-sentencepiece = pytest.importorskip("sentencepiece", reason="training the model needs sentencepiece")
 
 EDGE_CASES = [
     "", " ", "  leading and trailing  ", "multiple   spaces\tand\nnewlines\r\n",
@@ -33,17 +30,10 @@ EDGE_CASES = [
 
 
 @pytest.fixture(scope="module")
-def xlnet_folder(tmp_path_factory):
+def xlnet_folder(xlnet_spiece, tmp_path_factory):
     """A folder with an XLNet-style `spiece.model` and a tiny XLNet (vocabulary 3,000) saved by HF."""
-    texts = load_dataset("jane_austen", "train")["text"].tolist()[:2000]  # 3 s of training on 2 cores
-    model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts), model_writer=model, model_type="unigram", vocab_size=3000, unk_id=0,
-        bos_id=1, eos_id=2, pad_id=-1, control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>"],
-        user_defined_symbols=["<eop>", ".", "(", ")", '"', "-", "–", "£", "€"], character_coverage=0.99995,
-        num_threads=2, minloglevel=2)
     folder = tmp_path_factory.mktemp("xlnet_tokenizer")
-    (folder / "spiece.model").write_bytes(model.getvalue())
+    (folder / "spiece.model").write_bytes(xlnet_spiece)
     torch.manual_seed(0)
     config = transformers.XLNetConfig(vocab_size=3000, d_model=32, n_head=4, d_inner=64, n_layer=2, mem_len=None)
     transformers.XLNetModel(config).save_pretrained(folder)

@@ -4,9 +4,9 @@ import keras
 from keras import ops
 
 from kerasbert.families.bert.bert_backbone import check_checkpoint_family
-from kerasbert.families.checkpoint_weights import assign_links
+from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.xlnet.xlnet_inputs import attention_masks, check_memory, check_permutation
-from kerasbert.families.xlnet.xlnet_weights import backbone_links
+from kerasbert.families.xlnet.xlnet_weights import SUMMARY, backbone_links
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.relative_attention import XLNetRelativeAttention
 from kerasbert.layers.relative_position_encoding import relative_positional_encoding
@@ -28,7 +28,9 @@ class XLNetBackbone(keras.Model):
     - `perm_mask` `[batch, T, T]` (1: position i may not see position j) with `target_mapping` `[batch, P, T]`
       (row p one-hot on the position of prediction p): the permutation LM's query stream.
 
-    Outputs: a dict of `sequence_output` `[batch, T, hidden]` (the content stream's last hidden states), with
+    Outputs: a dict of `sequence_output` `[batch, T, hidden]` (the content stream's last hidden states),
+    `pooled_output` `[batch, hidden]` (HF `XLNetSequenceSummary` as `XLNetForSequenceClassification` configures
+    it: the last real token, XLNet's `<cls>`, through `summary`, a tanh Dense; on either padding side), with
     `target_mapping` also `query_output` `[batch, P, hidden]` (the query stream's, HF's `last_hidden_state` then;
     `XLNetLMHead` makes it logits), and with `memory_length` also `new_memory`: per layer, the last
     `memory_length` of that layer's inputs (the memory, then this segment), without gradient.
@@ -61,7 +63,10 @@ class XLNetBackbone(keras.Model):
     """
 
     family = "xlnet"  # the HF model_type whose checkpoints name this class's weights
-    task_models = False  # no task model takes it yet (they read BERT's inputs, padding and pooled output)
+    # The task models that take it, each with the HF head its default logits layer loads (name, HF class).
+    task_models = {"BertClassifier": ("logits_proj", "XLNetForSequenceClassification"),
+                   "BertQuestionAnswerer": ("qa_outputs", "XLNetForQuestionAnsweringSimple")}
+    max_sequence_length = None  # relative positions: no position table bounds a segment
 
     def __init__(self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
                  activation="gelu", layer_norm_epsilon=1e-12, initializer_range=0.02, memory_length=None,
@@ -88,6 +93,9 @@ class XLNetBackbone(keras.Model):
             feed_forward.build((None, None, hidden_dim))
             self.attention_layers.append(attention)
             self.feed_forward_layers.append(feed_forward)
+        self.summary = keras.layers.Dense(hidden_dim, activation="tanh", dtype=self.dtype_policy, name="summary",
+                                          kernel_initializer=weight_initializer(initializer_range))
+        self.summary.build((None, hidden_dim))
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
         self.built = True
 
@@ -142,12 +150,20 @@ class XLNetBackbone(keras.Model):
                 query = feed_forward(query, training=training)
             content = feed_forward(content, training=training)
 
-        outputs = {"sequence_output": self.dropout_layer(content, training=training)}
+        content = self.dropout_layer(content, training=training)
+        outputs = {"sequence_output": content, "pooled_output": self.summary(last_real_token(content,
+                                                                                            inputs["padding_mask"]))}
         if query is not None:
             outputs["query_output"] = self.dropout_layer(query, training=training)
         if self.memory_length:
             outputs["new_memory"] = new_memory
         return outputs
+
+    @property
+    def input(self):
+        """Symbolic `token_ids`, `segment_ids` and `padding_mask` `[batch, T]`: a task model's functional graph
+        calls the backbone on them."""
+        return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in PACKED_INPUTS}
 
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable,
@@ -181,4 +197,15 @@ class XLNetBackbone(keras.Model):
         backbone = cls(**{**checkpoint.backbone_config, **overrides})
         if checkpoint.state_dict is not None:
             assign_links(backbone_links(backbone), checkpoint.state_dict, checkpoint.source)
+            summary = checkpoint.heads(f"{SUMMARY}.", "XLNetForSequenceClassification")
+            if summary:  # a fine-tuned classifier's; else random, as HF's task model starts it
+                assign_links(dense_links(backbone.summary, SUMMARY), summary, checkpoint.source)
         return backbone
+
+
+def last_real_token(sequence, padding_mask):
+    """`sequence[:, t]` at each row's last real token (`padding_mask` 1), XLNet's `<cls>` whether the row was
+    padded on the left (HF) or on the right (kerasbert's dynamic batches)."""
+    length = ops.shape(sequence)[1]
+    last = ops.argmax(ops.cast(padding_mask, "int32") * ops.arange(1, length + 1, dtype="int32")[None, :], axis=1)
+    return ops.sum(sequence * ops.cast(ops.one_hot(last, length), sequence.dtype)[:, :, None], axis=1)

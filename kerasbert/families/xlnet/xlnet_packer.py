@@ -48,6 +48,9 @@ class XLNetPacker(BertPacker):
         [[0, 0, 0, 0, 1, 1, 1, 2]]
     """
 
+    cls_last = True  # `A <sep> B <sep> <cls>`: what code that packs pairs itself (QA windows) needs to know
+    cls_segment_id = CLS_SEGMENT_ID
+
     def _pack(self, segments):
         batch_size = segments[0].nrows()
         sep = tf.fill([batch_size, 1], self.sep_token_id)

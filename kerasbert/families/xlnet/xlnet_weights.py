@@ -13,6 +13,7 @@ from kerasbert.families.checkpoint_weights import assign_links, dense_links
 ATTENTION_WEIGHTS = {"q": "query_kernel", "k": "key_kernel", "v": "value_kernel", "o": "output_kernel",
                      "r": "position_kernel", "r_w_bias": "content_bias", "r_r_bias": "position_bias",
                      "r_s_bias": "segment_bias", "seg_embed": "segment_embedding"}
+SUMMARY = "sequence_summary.summary"  # XLNetForSequenceClassification's summary Linear (`pooled_output`'s)
 LM_HEAD_BIAS = "lm_loss.bias"  # XLNetLMHeadModel's decoder is tied to word_embedding; its bias is its own
 
 
