@@ -1,0 +1,93 @@
+"""Every family's tokenizer loads a folder saved by transformers 5 (`tokenizer.json` only, no classic files) and
+equals HF's fast tokenizer on that folder, ids and character offsets, on the real-text lists; a `tokenizer.json`
+kerasbert cannot reproduce is a named error.
+
+References: HF transformers 5 `AutoTokenizer` on the same folder (see `tokenizer_json_assets.py` for how each
+folder is made: tokenizers trained here on Jane Austen; ModernBERT's layout over the RoBERTa BPE).
+"""
+
+import importlib.util
+import json
+import pathlib
+
+import pytest
+
+from kerasbert.data.shipped import load_dataset
+from kerasbert.families.family import tokenizer_from_preset
+from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
+from kerasbert.tokenizers.tokenizer_json import TokenizerJsonError, bpe_model, unigram_model
+
+
+def load_helper(name):
+    """A module beside this file (the tests are no package, and pytest imports them by path)."""
+    spec = importlib.util.spec_from_file_location(name, pathlib.Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+assets = load_helper("tokenizer_json_assets")
+roberta_assets = load_helper("roberta_assets")
+albert_assets = load_helper("albert_assets")
+EDGE_CASES = load_helper("test_roberta_tokenizer").EDGE_CASES + load_helper("test_albert_tokenizer").ALBERT_EDGE_CASES
+CORPORA = {"austen": ("jane_austen", 300), "uci": ("uci_sentiment", 1000), "brown": ("brown_pos", 930),
+           "spam": ("spam_assassin", 40)}  # name: (data set, texts of its test split)
+
+
+def texts_of(name):
+    if name == "edge":
+        return EDGE_CASES
+    dataset, count = CORPORA[name]
+    return load_dataset(dataset, "test")["text"].tolist()[:count]
+
+
+def differences(tokenizer, reference, texts):
+    """`(texts whose ids or offsets differ, tokens compared)`, no special tokens added on either side."""
+    ids, starts, ends = tokenizer.tokenize_with_offsets(texts)
+    expected = reference(texts, add_special_tokens=False, return_offsets_mapping=True)
+    ours = [list(zip(*row)) for row in zip(ids.to_list(), starts.to_list(), ends.to_list())]
+    theirs = [[(i, *span) for i, span in zip(row_ids, spans)]
+              for row_ids, spans in zip(expected["input_ids"], expected["offset_mapping"])]
+    return [(text, a, b) for text, a, b in zip(texts, ours, theirs) if a != b], sum(map(len, theirs))
+
+
+@pytest.fixture(scope="module")
+def roberta5(tmp_path_factory):
+    classic = roberta_assets.train_roberta_folder(tmp_path_factory.mktemp("roberta_classic"))
+    return assets.transformers5_folder(classic, tmp_path_factory.mktemp("roberta5"), "RobertaTokenizer", "roberta")
+
+
+@pytest.fixture(scope="module")
+def modernbert5(roberta5, tmp_path_factory):
+    return assets.modernbert_layout_folder(roberta5, tmp_path_factory.mktemp("modernbert5"))
+
+
+FOLDERS = {"roberta": "roberta5", "modernbert": "modernbert5"}
+
+
+@pytest.mark.parametrize("texts", ["austen", "uci", "brown", "spam", "edge"])
+@pytest.mark.parametrize("family", list(FOLDERS))
+def test_ids_and_offsets_equal_hf(family, texts, request):
+    folder = request.getfixturevalue(FOLDERS[family])
+    tokenizer = tokenizer_from_preset(str(folder))
+    different, tokens = differences(tokenizer, assets.hf_fast(folder), texts_of(texts))
+    print(f"{family}/{texts}: {len(texts_of(texts))} texts, {tokens} tokens, {len(different)} differ")
+    assert not different, different[0]
+
+
+def test_modernbert_layout_settings(modernbert5):
+    tokenizer = tokenizer_from_preset(str(modernbert5))
+    assert isinstance(tokenizer, RobertaTokenizer) and not tokenizer.trim_offsets and tokenizer.mask_token_lstrip
+    assert (tokenizer.cls_token, tokenizer.sep_token, tokenizer.mask_token) == ("[CLS]", "[SEP]", "[MASK]")
+    assert tokenizer.cls_token_id == 3001
+
+
+def test_unsupported_kinds_are_named_errors(roberta5):
+    fast = json.loads((roberta5 / "tokenizer.json").read_text(encoding="utf-8"))
+    with pytest.raises(TokenizerJsonError, match=r"normaliser NFC, pre-tokenizer ByteLevel\). It reads"):
+        bpe_model({**fast, "normalizer": {"type": "NFC"}}, "x/tokenizer.json")
+    with pytest.raises(TokenizerJsonError, match=r"model BPE.*It reads normaliser Sequence\[Replace"):
+        unigram_model(fast, "x/tokenizer.json")
+    wordlevel = {**fast, "model": {"type": "WordLevel", "vocab": {}}}
+    with pytest.raises(TokenizerJsonError, match="model WordLevel"):
+        bpe_model(wordlevel, "x/tokenizer.json")
