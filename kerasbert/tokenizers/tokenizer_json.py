@@ -20,9 +20,12 @@ DIGIT_COMMA_PENALTY = 100  # what transformers 4's `AlbertConverter` took off pi
 # The unigram normaliser of HF's ALBERT and XLNet converters: the quote pairs, then these, then `Precompiled`.
 QUOTE_REPLACEMENTS = [{"type": "Replace", "pattern": {"String": "``"}, "content": '"'},
                       {"type": "Replace", "pattern": {"String": "''"}, "content": '"'}]
+# transformers 4's converter ended it with this, and split with Metaspace alone: the same words.
+SPACE_RUNS = {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}
 UNIGRAM_SUPPORTED = ("normaliser Sequence[Replace('``', '\"'), Replace(\"''\", '\"'), (NFKD, StripAccents)?, "
                      "Lowercase?, Precompiled] and pre-tokenizer Sequence[WhitespaceSplit, Metaspace('▁', "
-                     "prepend_scheme='always')], as HF's ALBERT and XLNet tokenizers")
+                     "prepend_scheme='always')] (or, with Replace(' {2,}', ' ') last, Metaspace alone), as HF's "
+                     "ALBERT and XLNet tokenizers")
 BPE_SUPPORTED = ("no normaliser and the ByteLevel pre-tokenizer (with its regular expression), no subword "
                  "prefix or suffix, no byte fallback or dropout, as HF's RoBERTa, GPT-2 and ModernBERT tokenizers")
 
@@ -92,8 +95,12 @@ def unigram_settings(fast, source):
     """`{"do_lower_case", "keep_accents"}` of a unigram `tokenizer.json` with ALBERT's pipeline, or a
     `TokenizerJsonError` naming the pipeline it has."""
     steps = list(((fast.get("normalizer") or {}).get("normalizers")) or [])
-    pre_tokenizer = [step.get("type") for step in (fast.get("pre_tokenizer") or {}).get("pretokenizers") or []]
-    metaspace = ((fast.get("pre_tokenizer") or {}).get("pretokenizers") or [{}])[-1]
+    pre_tokenizer = fast.get("pre_tokenizer") or {}
+    pre_tokenizers = pre_tokenizer.get("pretokenizers") or [pre_tokenizer]
+    metaspace = pre_tokenizers[-1]
+    pre_tokenizer = [step.get("type") for step in pre_tokenizers]
+    if steps[-1:] == [SPACE_RUNS] and pre_tokenizer == ["Metaspace"]:
+        steps, pre_tokenizer = steps[:-1], ["WhitespaceSplit", "Metaspace"]
     keep_accents = steps[2:4] != [{"type": "NFKD"}, {"type": "StripAccents"}]
     rest = steps[2:] if keep_accents else steps[4:]
     lowercase = rest[:1] == [{"type": "Lowercase"}]
@@ -101,7 +108,8 @@ def unigram_settings(fast, source):
     if ((fast.get("model") or {}).get("type") != "Unigram" or steps[:2] != QUOTE_REPLACEMENTS
             or [step.get("type") for step in rest] != ["Precompiled"]
             or pre_tokenizer != ["WhitespaceSplit", "Metaspace"] or metaspace.get("replacement") != METASPACE
-            or metaspace.get("prepend_scheme", "always") != "always" or (fast.get("model") or {}).get("byte_fallback")):
+            or metaspace.get("prepend_scheme", "always" if metaspace.get("add_prefix_space", True) else "never")
+            != "always" or (fast.get("model") or {}).get("byte_fallback")):
         raise unsupported(source, fast, "unigram pipeline", UNIGRAM_SUPPORTED)
     return {"do_lower_case": lowercase, "keep_accents": keep_accents}
 
@@ -143,7 +151,8 @@ def unigram_model(fast, source, restore_digit_commas=False):
     proto.trainer_spec.model_type = proto.trainer_spec.UNIGRAM
     proto.trainer_spec.unk_id = model.get("unk_id") or 0
     proto.trainer_spec.unk_piece = model["vocab"][proto.trainer_spec.unk_id][0]
-    charsmap = fast["normalizer"]["normalizers"][-1].get("precompiled_charsmap") or ""
+    precompiled = [step for step in fast["normalizer"]["normalizers"] if step["type"] == "Precompiled"]
+    charsmap = precompiled[0].get("precompiled_charsmap") or ""
     proto.normalizer_spec.name = "nmt_nfkc"
     proto.normalizer_spec.precompiled_charsmap = base64.b64decode(charsmap)
     return proto.SerializeToString(), settings

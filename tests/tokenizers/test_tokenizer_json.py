@@ -62,7 +62,23 @@ def modernbert5(roberta5, tmp_path_factory):
     return assets.modernbert_layout_folder(roberta5, tmp_path_factory.mktemp("modernbert5"))
 
 
-FOLDERS = {"roberta": "roberta5", "modernbert": "modernbert5"}
+@pytest.fixture(scope="module")
+def albert_classic(tmp_path_factory):
+    return albert_assets.train_spiece(tmp_path_factory.mktemp("albert_classic"))
+
+
+@pytest.fixture(scope="module")
+def albert5(albert_classic, tmp_path_factory):
+    return assets.transformers5_folder(albert_classic, tmp_path_factory.mktemp("albert5"), "AlbertTokenizer", "albert")
+
+
+@pytest.fixture(scope="module")
+def xlnet5(tmp_path_factory):
+    classic = assets.train_xlnet_spiece(tmp_path_factory.mktemp("xlnet_classic"))
+    return assets.transformers5_folder(classic, tmp_path_factory.mktemp("xlnet5"), "XLNetTokenizer", "xlnet")
+
+
+FOLDERS = {"roberta": "roberta5", "modernbert": "modernbert5", "albert": "albert5", "xlnet": "xlnet5"}
 
 
 @pytest.mark.parametrize("texts", ["austen", "uci", "brown", "spam", "edge"])
@@ -91,3 +107,34 @@ def test_unsupported_kinds_are_named_errors(roberta5):
     wordlevel = {**fast, "model": {"type": "WordLevel", "vocab": {}}}
     with pytest.raises(TokenizerJsonError, match="model WordLevel"):
         bpe_model(wordlevel, "x/tokenizer.json")
+
+
+def test_albert_transformers4_tokenizer_json_equals_hf(albert_classic, tmp_path):
+    """A published ALBERT checkpoint's `tokenizer.json` (transformers 4: added tokens the special tokens only,
+    `[MASK]` with `lstrip`, digit-comma pieces 100 lower) alone in a folder."""
+    reference = albert_assets.hf_albert_tokenizer_transformers4(albert_classic)
+    (tmp_path / "tokenizer.json").write_bytes((albert_classic / "transformers4" / "tokenizer.json").read_bytes())
+    assets.write_config(tmp_path, "albert")
+    tokenizer = tokenizer_from_preset(str(tmp_path))
+    assert tokenizer.legacy_added_tokens
+    texts = texts_of("uci")[:300] + EDGE_CASES
+    different, tokens = differences(tokenizer, reference, texts)
+    print(f"albert transformers-4 tokenizer.json: {len(texts)} texts, {tokens} tokens, {len(different)} differ")
+    assert not different, different[0]
+
+
+def test_proto_from_tokenizer_json_equals_the_spiece_model(albert_classic, albert5):
+    """The ModelProto built from the transformers-5 `tokenizer.json` has the `spiece.model`'s pieces, scores,
+    piece kinds the tokenizer relies on, and character map; SentencePiece itself cuts text the same with it."""
+    from sentencepiece import SentencePieceProcessor, sentencepiece_model_pb2
+
+    original = (albert_classic / "spiece.model").read_bytes()
+    proto, settings = unigram_model(json.loads((albert5 / "tokenizer.json").read_text(encoding="utf-8")), "t")
+    assert settings == {"do_lower_case": True, "keep_accents": False}
+    ours, theirs = (sentencepiece_model_pb2.ModelProto.FromString(data) for data in (proto, original))
+    assert [(p.piece, p.score) for p in ours.pieces] == [(p.piece, p.score) for p in theirs.pieces]
+    assert [p.type for p in ours.pieces] == [p.type for p in theirs.pieces]
+    assert ours.normalizer_spec.precompiled_charsmap == theirs.normalizer_spec.precompiled_charsmap
+    texts = [text.lower() for text in texts_of("uci")[:200]]
+    ours, theirs = (SentencePieceProcessor(model_proto=data) for data in (proto, original))
+    assert ours.encode(texts) == theirs.encode(texts)

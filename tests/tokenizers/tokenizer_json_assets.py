@@ -12,6 +12,7 @@ Example:
 >>> folder = transformers5_folder(classic, tmp_path, "AlbertTokenizer", "albert")  # doctest: +SKIP
 """
 
+import io
 import json
 import pathlib
 
@@ -38,6 +39,22 @@ def transformers5_folder(classic, target, tokenizer_class, family):
     assert sorted(path.name for path in target.iterdir()) == ["tokenizer.json", "tokenizer_config.json"]
     write_config(target, family)
     return target
+
+
+def train_xlnet_spiece(folder):
+    """An XLNet-style `spiece.model` in `folder` (as `tests/families/test_xlnet_tokenizer.py` trains it)."""
+    sentencepiece = pytest.importorskip("sentencepiece", reason="training the model needs sentencepiece")
+    from kerasbert.data.shipped import load_dataset
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(load_dataset("jane_austen", "train")["text"].tolist()[:2000]), model_writer=model,
+        model_type="unigram", vocab_size=3000, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>"],
+        user_defined_symbols=["<eop>", ".", "(", ")", '"', "-", "–", "£", "€"], character_coverage=0.99995,
+        num_threads=2, minloglevel=2)
+    (pathlib.Path(folder) / "spiece.model").write_bytes(model.getvalue())
+    return folder
 
 
 def write_config(target, family):

@@ -25,6 +25,7 @@ from kerasbert.atomic_files import write_bytes_atomically
 from kerasbert.tokenizers import unicode_tables
 from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
+from kerasbert.tokenizers.tokenizer_json import TOKENIZER_JSON, is_tokenizer_json, read_tokenizer_json, unigram_model
 from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
 
 PROTO_ASSET = "spiece.model"  # inside a `.keras` file's assets: the SentencePiece model, as is
@@ -33,17 +34,18 @@ QUOTE_PAIRS = (0x60, 0x27)  # "``" and "''" become '"' (0x22)
 BLOCK_SIZE = 256
 
 
-def read_proto(proto):
+def read_proto(proto, file_name=PROTO_ASSET):
     """`(bytes, ModelProto)` of a SentencePiece unigram model given as bytes, a file or a folder
-    holding `spiece.model`; a ValueError naming the file if it is not one."""
+    holding `file_name`; a ValueError naming the file if it is not one."""
     name = "the given bytes"
     if not isinstance(proto, bytes):
         name = os.fspath(proto)
         if os.path.isdir(name):
-            name = os.path.join(name, PROTO_ASSET)
+            name = os.path.join(name, file_name)
         if not os.path.isfile(name):
             raise ValueError(
-                f"No SentencePiece model at {name}: give the path to `{PROTO_ASSET}` or its folder."
+                f"No SentencePiece model at {name}: give the path to `{file_name}` (or a tokenizer.json) or "
+                "its folder."
             )
         with open(name, "rb") as file:
             proto = file.read()
@@ -225,8 +227,9 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
     `set_proto` or `load_assets`.
 
     Args:
-        proto: the SentencePiece model: the path to `spiece.model`, its folder, or its bytes;
-            None to set it later.
+        proto: the SentencePiece model: the path to `spiece.model`, its folder, or its bytes; or a
+            `tokenizer.json` (its path, or a folder holding it and no `spiece.model`: its unigram model,
+            whose normaliser sets `do_lower_case` and `keep_accents`); None to set it later.
         do_lower_case: lower-case the text (ALBERT's checkpoints are uncased).
         keep_accents: keep accents (no NFKD, no mark removal).
         legacy_added_tokens: tokenise as HF does from a checkpoint's `tokenizer.json` written by
@@ -273,7 +276,15 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
             >>> tokenizer.set_proto("albert-base-v2/spiece.model")  # doctest: +SKIP
         """
         self.check_no_vocabulary_yet()
-        proto, model = read_proto(proto)
+        if isinstance(proto, (str, os.PathLike)) and os.path.isdir(proto) \
+                and not os.path.isfile(os.path.join(proto, self.proto_file)) \
+                and os.path.isfile(os.path.join(proto, TOKENIZER_JSON)):
+            proto = os.path.join(proto, TOKENIZER_JSON)
+        if is_tokenizer_json(proto):
+            proto, settings = unigram_model(read_tokenizer_json(proto), os.fspath(proto),
+                                            restore_digit_commas=self.legacy_added_tokens)
+            self.do_lower_case, self.keep_accents = settings["do_lower_case"], settings["keep_accents"]
+        proto, model = read_proto(proto, self.proto_file)
         tokens = tuple(piece.piece for piece in model.pieces)
         token_ids = {token: index for index, token in enumerate(tokens)}
         missing = [token for token in self.special_tokens().values() if token not in token_ids]
@@ -302,13 +313,14 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
     # Presets: HF's `spiece.model` and tokenizer settings.
 
     families = ("albert",)
+    proto_file = PROTO_ASSET  # the model's name in a checkpoint folder
     packer_class = BertPacker  # `[CLS] A [SEP] B [SEP]`, as BERT
     word_start_marker = "\u2581"  # "▁"
 
     def write_files(self, folder):
         """Write `spiece.model` into `folder`."""
         self._checked_vocabulary()
-        write_bytes_atomically(os.path.join(folder, PROTO_ASSET), self._proto)
+        write_bytes_atomically(os.path.join(folder, self.proto_file), self._proto)
 
     def hf_tokenizer_config(self):
         """The `tokenizer_config.json` settings HF's `AlbertTokenizer` reads (HF builds its fast tokenizer from
