@@ -26,6 +26,11 @@ UNIGRAM_SUPPORTED = ("normaliser Sequence[Replace('``', '\"'), Replace(\"''\", '
                      "Lowercase?, Precompiled] and pre-tokenizer Sequence[WhitespaceSplit, Metaspace('▁', "
                      "prepend_scheme='always')] (or, with Replace(' {2,}', ' ') last, Metaspace alone), as HF's "
                      "ALBERT and XLNet tokenizers")
+DEBERTA_NORMALIZER = [{"type": "Replace", "pattern": {"Regex": "\\s{2,}|[\\n\\r\\t]"}, "content": " "},
+                      {"type": "NFC"}, {"type": "Strip", "strip_left": False, "strip_right": True}]
+DEBERTA_SUPPORTED = ("normaliser Sequence[Lowercase?, Replace('\\s{2,}|[\\n\\r\\t]', ' '), NFC, Strip(right)] and "
+                     "pre-tokenizer Sequence[Metaspace('▁', prepend_scheme='always')], as HF's DebertaV2Tokenizer "
+                     "(transformers 5)")
 BPE_SUPPORTED = ("no normaliser and the ByteLevel pre-tokenizer (with its regular expression), no subword "
                  "prefix or suffix, no byte fallback or dropout, as HF's RoBERTa, GPT-2 and ModernBERT tokenizers")
 
@@ -114,19 +119,35 @@ def unigram_settings(fast, source):
     return {"do_lower_case": lowercase, "keep_accents": keep_accents}
 
 
-def unigram_model(fast, source, restore_digit_commas=False):
+def deberta_settings(fast, source):
+    """`{"do_lower_case"}` of a unigram `tokenizer.json` with HF's DeBERTa-v2/v3 pipeline (transformers 5), or a
+    `TokenizerJsonError` naming the pipeline it has."""
+    steps = list(((fast.get("normalizer") or {}).get("normalizers")) or [])
+    lowercase = steps[:1] == [{"type": "Lowercase"}]
+    pre_tokenizer = fast.get("pre_tokenizer") or {}
+    pre_tokenizers = pre_tokenizer.get("pretokenizers") or [pre_tokenizer]
+    if ((fast.get("model") or {}).get("type") != "Unigram" or steps[int(lowercase):] != DEBERTA_NORMALIZER
+            or [step.get("type") for step in pre_tokenizers] != ["Metaspace"]
+            or pre_tokenizers[0].get("replacement") != METASPACE
+            or pre_tokenizers[0].get("prepend_scheme") != "always" or fast["model"].get("byte_fallback")):
+        raise unsupported(source, fast, "DeBERTa unigram pipeline", DEBERTA_SUPPORTED)
+    return {"do_lower_case": lowercase}
+
+
+def unigram_model(fast, source, restore_digit_commas=False, pipeline=unigram_settings):
     """`(SentencePiece ModelProto bytes, settings)` of a unigram `tokenizer.json` (parsed) with ALBERT's
     pipeline: its pieces and scores (added special tokens as control pieces, other added tokens as
     user-defined pieces, the model's `unk_id` as the unknown piece), its precompiled character map, and
     `unigram_settings`. `restore_digit_commas`: give back the 100 that transformers 4's converter took off
-    pieces ending in a digit and a comma (so the proto is the original `spiece.model`'s).
+    pieces ending in a digit and a comma (so the proto is the original `spiece.model`'s). `pipeline`: the reader
+    of the normaliser and pre-tokenizer (`deberta_settings` for DeBERTa's).
 
     Examples:
         >>> proto, settings = unigram_model(read_tokenizer_json("albert"), "albert")  # doctest: +SKIP
         >>> settings
         {'do_lower_case': True, 'keep_accents': False}
     """
-    settings = unigram_settings(fast, source)
+    settings = pipeline(fast, source)
     model = fast["model"]
     added = {token["id"]: token for token in fast.get("added_tokens", [])}
     proto = sentencepiece_model_pb2.ModelProto()
@@ -152,7 +173,7 @@ def unigram_model(fast, source, restore_digit_commas=False):
     proto.trainer_spec.unk_id = model.get("unk_id") or 0
     proto.trainer_spec.unk_piece = model["vocab"][proto.trainer_spec.unk_id][0]
     precompiled = [step for step in fast["normalizer"]["normalizers"] if step["type"] == "Precompiled"]
-    charsmap = precompiled[0].get("precompiled_charsmap") or ""
+    charsmap = (precompiled or [{}])[0].get("precompiled_charsmap") or ""
     proto.normalizer_spec.name = "nmt_nfkc"
     proto.normalizer_spec.precompiled_charsmap = base64.b64decode(charsmap)
     return proto.SerializeToString(), settings

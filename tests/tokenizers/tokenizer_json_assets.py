@@ -25,7 +25,10 @@ CONFIGS = {
     "albert": {"model_type": "albert", **TINY, "embedding_size": 8},
     "xlnet": {"model_type": "xlnet", "vocab_size": 3000, "d_model": 16, "n_layer": 1, "n_head": 2, "d_inner": 32},
     "modernbert": {"model_type": "modernbert", **TINY, "vocab_size": 3005},
-    "deberta-v2": {"model_type": "deberta-v2", **TINY, "vocab_size": 3001},
+    "deberta-v2": {"model_type": "deberta-v2", **TINY, "vocab_size": 3001, "relative_attention": True,
+                   "pos_att_type": ["p2c", "c2p"], "position_buckets": 8, "max_relative_positions": 16,
+                   "norm_rel_ebd": "layer_norm", "share_att_key": True, "position_biased_input": False,
+                   "type_vocab_size": 0},
 }
 MODERNBERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
 
@@ -54,6 +57,22 @@ def train_xlnet_spiece(folder):
         user_defined_symbols=["<eop>", ".", "(", ")", '"', "-", "–", "£", "€"], character_coverage=0.99995,
         num_threads=2, minloglevel=2)
     (pathlib.Path(folder) / "spiece.model").write_bytes(model.getvalue())
+    return folder
+
+
+def train_deberta_spm(folder):
+    """A DeBERTa-v3-style `spm.model` in `folder`: `[PAD]` 0, `[CLS]` 1, `[SEP]` 2, `[UNK]` 3, no `[MASK]` (HF
+    appends it), cased, 3,000 pieces on 2,000 Jane Austen paragraphs."""
+    sentencepiece = pytest.importorskip("sentencepiece", reason="training the model needs sentencepiece")
+    from kerasbert.data.shipped import load_dataset
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(load_dataset("jane_austen", "train")["text"].tolist()[:2000]), model_writer=model,
+        model_type="unigram", vocab_size=3000, pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]",
+        bos_piece="[CLS]", eos_piece="[SEP]", unk_piece="[UNK]", character_coverage=0.99995, num_threads=2,
+        minloglevel=2)
+    (pathlib.Path(folder) / "spm.model").write_bytes(model.getvalue())
     return folder
 
 
