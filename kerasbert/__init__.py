@@ -27,11 +27,11 @@ EXPORTS = {
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock", "XLNetLMHead"),
     "families": ("AlbertBackbone", "AlbertTokenizer", "BertBackbone", "BertPreprocessor", "BertTokenizer",
-                 "DebertaV2Backbone", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator", "MobileBertBackbone",
+                 "DebertaV2Backbone", "DebertaV2Tokenizer", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator", "MobileBertBackbone",
                  "ModernBertBackbone", "RobertaBackbone", "RobertaPacker", "RobertaTokenizer", "XLNetBackbone",
                  "XLNetPacker", "XLNetTokenizer",
                  "backbone_class_for", "tokenizer_from_preset"),
-    "tokenizers": ("BertPacker",),
+    "tokenizers": ("BertPacker", "TokenizerJsonError"),
     "fine_tuning": ("FineTuningConfig",),
     "data": ("MaskingConfig",),
 }
