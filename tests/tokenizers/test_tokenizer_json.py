@@ -97,7 +97,16 @@ def deberta5(deberta_classic, tmp_path_factory):
     return assets.transformers5_folder(deberta_classic, target, "DebertaV2Tokenizer", "deberta-v2")
 
 
-FOLDERS = {"roberta": "roberta5", "modernbert": "modernbert5", "albert": "albert5", "xlnet": "xlnet5",
+@pytest.fixture(scope="module")
+def bert5(minilm_path, tmp_path_factory):
+    """all-MiniLM-L6-v2's real WordPiece tokenizer saved by transformers 5, with its config."""
+    target = tmp_path_factory.mktemp("bert5")
+    folder = assets.transformers5_folder(minilm_path, target, "BertTokenizer", None)
+    (folder / "config.json").write_bytes((pathlib.Path(minilm_path) / "config.json").read_bytes())
+    return folder
+
+
+FOLDERS = {"bert": "bert5", "roberta": "roberta5", "modernbert": "modernbert5", "albert": "albert5", "xlnet": "xlnet5",
            "deberta": "deberta5", "deberta_spm": "deberta_classic"}
 
 
