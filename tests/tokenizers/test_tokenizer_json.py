@@ -3,7 +3,8 @@ equals HF's fast tokenizer on that folder, ids and character offsets, on the rea
 kerasbert cannot reproduce is a named error.
 
 References: HF transformers 5 `AutoTokenizer` on the same folder (see `tokenizer_json_assets.py` for how each
-folder is made: tokenizers trained here on Jane Austen; ModernBERT's layout over the RoBERTa BPE).
+folder is made: BERT from all-MiniLM-L6-v2's real vocabulary; the others trained here on Jane Austen; ModernBERT's
+layout over the RoBERTa BPE; DeBERTa-v3's layout of `spm.model`, and that `spm.model` itself).
 """
 
 import importlib.util
@@ -145,6 +146,14 @@ def test_unsupported_kinds_are_named_errors(roberta5):
     wordlevel = {**fast, "model": {"type": "WordLevel", "vocab": {}}}
     with pytest.raises(TokenizerJsonError, match="model WordLevel"):
         bpe_model(wordlevel, "x/tokenizer.json")
+
+
+def test_deberta_split_by_punct_is_a_named_error(deberta5, tmp_path):
+    fast = json.loads((deberta5 / "tokenizer.json").read_text(encoding="utf-8"))
+    fast["pre_tokenizer"]["pretokenizers"].insert(0, {"type": "Punctuation", "behavior": "Isolated"})
+    (tmp_path / "tokenizer.json").write_text(json.dumps(fast), encoding="utf-8")
+    with pytest.raises(TokenizerJsonError, match=r"pre-tokenizer Sequence\[Punctuation, Metaspace\]\)\. It reads"):
+        DebertaV2Tokenizer(tmp_path / "tokenizer.json")
 
 
 def test_albert_transformers4_tokenizer_json_equals_hf(albert_classic, tmp_path):
