@@ -114,7 +114,7 @@ def unigram_settings(fast, source):
             or [step.get("type") for step in rest] != ["Precompiled"]
             or pre_tokenizer != ["WhitespaceSplit", "Metaspace"] or metaspace.get("replacement") != METASPACE
             or metaspace.get("prepend_scheme", "always" if metaspace.get("add_prefix_space", True) else "never")
-            != "always" or (fast.get("model") or {}).get("byte_fallback")):
+            != "always" or not metaspace.get("split", True) or (fast.get("model") or {}).get("byte_fallback")):
         raise unsupported(source, fast, "unigram pipeline", UNIGRAM_SUPPORTED)
     return {"do_lower_case": lowercase, "keep_accents": keep_accents}
 
@@ -129,7 +129,8 @@ def deberta_settings(fast, source):
     if ((fast.get("model") or {}).get("type") != "Unigram" or steps[int(lowercase):] != DEBERTA_NORMALIZER
             or [step.get("type") for step in pre_tokenizers] != ["Metaspace"]
             or pre_tokenizers[0].get("replacement") != METASPACE
-            or pre_tokenizers[0].get("prepend_scheme") != "always" or fast["model"].get("byte_fallback")):
+            or pre_tokenizers[0].get("prepend_scheme") != "always" or not pre_tokenizers[0].get("split", True)
+            or fast["model"].get("byte_fallback")):
         raise unsupported(source, fast, "DeBERTa unigram pipeline", DEBERTA_SUPPORTED)
     return {"do_lower_case": lowercase}
 
