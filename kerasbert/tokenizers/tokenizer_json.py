@@ -31,6 +31,7 @@ DEBERTA_NORMALIZER = [{"type": "Replace", "pattern": {"Regex": "\\s{2,}|[\\n\\r\
 DEBERTA_SUPPORTED = ("normaliser Sequence[Lowercase?, Replace('\\s{2,}|[\\n\\r\\t]', ' '), NFC, Strip(right)] and "
                      "pre-tokenizer Sequence[Metaspace('▁', prepend_scheme='always')], as HF's DebertaV2Tokenizer "
                      "(transformers 5)")
+WORDPIECE_SUPPORTED = "a WordPiece model ('##' continuations) with BertNormalizer and BertPreTokenizer, as HF's BERT"
 BPE_SUPPORTED = ("no normaliser and the ByteLevel pre-tokenizer (with its regular expression), no subword "
                  "prefix or suffix, no byte fallback or dropout, as HF's RoBERTa, GPT-2 and ModernBERT tokenizers")
 
@@ -73,6 +74,26 @@ def unsupported(source, fast, what, supported):
         f"{source}: kerasbert cannot reproduce its {what} (model {model}, normaliser "
         f"{kind(fast.get('normalizer'))}, pre-tokenizer {kind(fast.get('pre_tokenizer'))}). It reads {supported}."
     )
+
+
+def wordpiece_tokens(fast, source):
+    """The tokens, in id order, of a WordPiece `tokenizer.json` (parsed) with BERT's normaliser and pre-tokenizer,
+    for `BertTokenizer`; a `TokenizerJsonError` for another kind.
+
+    Examples:
+        >>> tokens = wordpiece_tokens(read_tokenizer_json("my_bert"), "my_bert")  # doctest: +SKIP
+    """
+    model = fast.get("model") or {}
+    normalizer, pre_tokenizer = fast.get("normalizer") or {}, fast.get("pre_tokenizer") or {}
+    if (model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict)
+            or normalizer.get("type", "BertNormalizer") != "BertNormalizer"
+            or pre_tokenizer.get("type", "BertPreTokenizer") != "BertPreTokenizer"
+            or model.get("continuing_subword_prefix", "##") != "##"):
+        raise unsupported(source, fast, "WordPiece pipeline", WORDPIECE_SUPPORTED)
+    tokens = sorted(model["vocab"], key=model["vocab"].get)
+    if [model["vocab"][token] for token in tokens] != list(range(len(tokens))):
+        raise ValueError(f"{source}: the WordPiece ids are not 0..{len(tokens) - 1}; the file is corrupt.")
+    return tokens
 
 
 def bpe_model(fast, source):

@@ -18,11 +18,12 @@ import numpy as np
 import pytest
 
 from kerasbert.data.shipped import load_dataset
+from kerasbert.families.bert.bert_tokenizer import BertTokenizer
 from kerasbert.families.deberta_v2.deberta_v2_tokenizer import DebertaV2Tokenizer
 from kerasbert.families.family import tokenizer_from_preset
 from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
 from kerasbert.tasks.bert_classifier import BertClassifier
-from kerasbert.tokenizers.tokenizer_json import TokenizerJsonError, bpe_model, unigram_model
+from kerasbert.tokenizers.tokenizer_json import TokenizerJsonError, bpe_model, unigram_model, wordpiece_tokens
 
 
 def load_helper(name):
@@ -146,6 +147,16 @@ def test_unsupported_kinds_are_named_errors(roberta5):
     wordlevel = {**fast, "model": {"type": "WordLevel", "vocab": {}}}
     with pytest.raises(TokenizerJsonError, match="model WordLevel"):
         bpe_model(wordlevel, "x/tokenizer.json")
+
+
+def test_wordpiece_with_another_normaliser_is_a_named_error(bert5, roberta5):
+    fast = json.loads((bert5 / "tokenizer.json").read_text(encoding="utf-8"))
+    assert wordpiece_tokens(fast, "t")[:1] == ["[PAD]"]
+    fast["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}]}
+    with pytest.raises(TokenizerJsonError, match=r"normaliser Sequence\[NFD, Lowercase\], pre-tokenizer Bert"):
+        wordpiece_tokens(fast, "x/tokenizer.json")
+    with pytest.raises(TokenizerJsonError, match="WordPiece pipeline .model BPE"):
+        BertTokenizer(roberta5 / "tokenizer.json")
 
 
 def test_deberta_split_by_punct_is_a_named_error(deberta5, tmp_path):
