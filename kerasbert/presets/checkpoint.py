@@ -19,24 +19,23 @@ class FamilyMismatchError(CheckpointError):
 # The tokenizer files of each family's checkpoint folder, registered with the family (`register_hf_family`).
 TOKENIZER_FILES = {}
 TOKENIZER_KINDS = {"vocab.txt": "WordPiece vocabulary", "vocab.json": "byte-level BPE vocabulary",
-                   "merges.txt": "byte-level BPE merges", "spiece.model": "SentencePiece model"}
+                   "merges.txt": "byte-level BPE merges", "spiece.model": "SentencePiece model",
+                   "spm.model": "SentencePiece model"}
 
 
 def tokenizer_location(folder, family):
-    """Where a tokenizer of `family` reads its files in `folder`: the one file (`vocab.txt`, else a
-    `tokenizer.json` for WordPiece; `spiece.model`), the folder itself for RoBERTa's two files, or None when
-    any file is missing.
+    """Where a tokenizer of `family` reads its files in `folder`: the one file (`vocab.txt`, `spiece.model`), the
+    folder itself for RoBERTa's two files, else the folder's `tokenizer.json` (transformers 5 saves that alone),
+    or None when none is there.
 
     Examples:
         >>> tokenizer_location(Path("roberta-base"), "roberta")
         PosixPath('roberta-base')
     """
     files = TOKENIZER_FILES[family or "bert"]
-    if files == ("vocab.txt",) and not (Path(folder) / "vocab.txt").is_file() \
-            and (Path(folder) / "tokenizer.json").is_file():
-        return Path(folder) / "tokenizer.json"  # transformers 5 saves WordPiece there alone
     if not all((Path(folder) / name).is_file() for name in files):
-        return None
+        fast = Path(folder) / "tokenizer.json"
+        return fast if fast.is_file() else None
     return Path(folder) / files[0] if len(files) == 1 else Path(folder)
 
 

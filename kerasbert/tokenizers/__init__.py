@@ -7,3 +7,4 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 
 from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
+from kerasbert.tokenizers.tokenizer_json import TokenizerJsonError

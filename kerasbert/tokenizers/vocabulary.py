@@ -1,9 +1,9 @@
 """Reading and checking a WordPiece vocabulary (a `vocab.txt`: one token a line, id = line number; or the
 WordPiece model of a fast tokenizer's `tokenizer.json`, which transformers 5 saves instead of `vocab.txt`)."""
 
-import json
 import os
 
+from kerasbert.tokenizers.tokenizer_json import read_tokenizer_json, wordpiece_tokens
 from kerasbert.tokenizers.unicode_tables import SPLIT_WHITESPACE_RANGES
 
 CONTINUATION_PREFIX = "##"  # WordPiece marks a piece that continues a word: play ##ing
@@ -39,19 +39,9 @@ def read_vocabulary_file(path):
 
 
 def read_tokenizer_json_vocabulary(path):
-    """The tokens, in id order, of the WordPiece model in a HF `tokenizer.json`; a ValueError for another kind."""
-    with open(path, encoding="utf-8") as file:
-        try:
-            model = json.load(file).get("model") or {}
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path} is not valid JSON ({error}); the file is corrupt.") from None
-    if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
-        raise ValueError(f"{path} holds a {model.get('type')!r} tokenizer, not WordPiece: BertTokenizer needs a "
-                         "WordPiece vocabulary (vocab.txt).")
-    tokens = sorted(model["vocab"], key=model["vocab"].get)
-    if [model["vocab"][token] for token in tokens] != list(range(len(tokens))):
-        raise ValueError(f"{path}: the WordPiece ids are not 0..{len(tokens) - 1}; the file is corrupt.")
-    return tokens
+    """The tokens, in id order, of the WordPiece model in a HF `tokenizer.json`; a `TokenizerJsonError` (a
+    ValueError) for another kind."""
+    return wordpiece_tokens(read_tokenizer_json(path), os.fspath(path))
 
 
 def load_vocabulary(vocabulary):

@@ -25,6 +25,13 @@ from kerasbert.atomic_files import write_bytes_atomically
 from kerasbert.tokenizers import unicode_tables
 from kerasbert.tokenizers.bert_packer import BertPacker
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
+from kerasbert.tokenizers.tokenizer_json import (
+    TOKENIZER_JSON,
+    is_tokenizer_json,
+    read_tokenizer_json,
+    unigram_model,
+    unigram_settings,
+)
 from kerasbert.tokenizers.word_splitter import previous, utf8_lengths
 
 PROTO_ASSET = "spiece.model"  # inside a `.keras` file's assets: the SentencePiece model, as is
@@ -33,17 +40,18 @@ QUOTE_PAIRS = (0x60, 0x27)  # "``" and "''" become '"' (0x22)
 BLOCK_SIZE = 256
 
 
-def read_proto(proto):
+def read_proto(proto, file_name=PROTO_ASSET):
     """`(bytes, ModelProto)` of a SentencePiece unigram model given as bytes, a file or a folder
-    holding `spiece.model`; a ValueError naming the file if it is not one."""
+    holding `file_name`; a ValueError naming the file if it is not one."""
     name = "the given bytes"
     if not isinstance(proto, bytes):
         name = os.fspath(proto)
         if os.path.isdir(name):
-            name = os.path.join(name, PROTO_ASSET)
+            name = os.path.join(name, file_name)
         if not os.path.isfile(name):
             raise ValueError(
-                f"No SentencePiece model at {name}: give the path to `{PROTO_ASSET}` or its folder."
+                f"No SentencePiece model at {name}: give the path to `{file_name}` (or a tokenizer.json) or "
+                "its folder."
             )
         with open(name, "rb") as file:
             proto = file.read()
@@ -58,12 +66,14 @@ def read_proto(proto):
     return proto, model
 
 
-def unigram_only_proto(model, penalise_digit_commas):
+def unigram_only_proto(model, penalise_digit_commas, score_step=None):
     """The proto for tensorflow-text: no normalisation, no dummy prefix, no byte fallback, and every
     piece ordinary, as in HF's unigram model (where even the unknown piece's text can match), with
     a new unknown piece at the end (id = the model's size) for SentencePiece's unknown characters.
     `penalise_digit_commas`: pieces ending in a digit and a comma lose 100, as HF's `AlbertConverter`
-    does (for ALBERT's `"9,"` rule)."""
+    does (for ALBERT's `"9,"` rule). `score_step`: round the scores to multiples of it, so that SentencePiece's
+    float32 sums of a word's scores are exact and equal paths tie as in HF's float64 (where HF keeps the path
+    whose last piece starts first)."""
     model = type(model).FromString(model.SerializeToString())
     spec = model.normalizer_spec
     spec.name, spec.precompiled_charsmap = "none", no_op_charsmap()
@@ -77,6 +87,8 @@ def unigram_only_proto(model, penalise_digit_commas):
         piece.type = piece.NORMAL
         if penalise_digit_commas and piece.piece[-1:] == "," and piece.piece[-2:-1].isdigit():
             piece.score -= 100
+        if score_step:
+            piece.score = round(piece.score / score_step) * score_step
     model.pieces.add(piece=unknown, score=0.0, type=sentencepiece_model_pb2.ModelProto.SentencePiece.UNKNOWN)
     model.trainer_spec.unk_id, model.trainer_spec.unk_piece = len(model.pieces) - 1, unknown
     return model.SerializeToString()
@@ -180,6 +192,11 @@ def normalization_tables(charsmap, lowercase, strip_accents):
         result = tuple(c for point in result for c in character_map.get(point, (point,)))
         if result != (code_point,):
             replacements[code_point] = result
+    return tables_of(replacements)
+
+
+def tables_of(replacements):
+    """`NormalizationTables` of `{code point: tuple of code points}` (the code points not in it unchanged)."""
     index = np.zeros(0x110000, np.int32)
     index[list(replacements)] = np.arange(1, len(replacements) + 1, dtype=np.int32)
     blocks, block_ids = np.unique(index.reshape(-1, BLOCK_SIZE), axis=0, return_inverse=True)
@@ -225,8 +242,9 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
     `set_proto` or `load_assets`.
 
     Args:
-        proto: the SentencePiece model: the path to `spiece.model`, its folder, or its bytes;
-            None to set it later.
+        proto: the SentencePiece model: the path to `spiece.model`, its folder, or its bytes; or a
+            `tokenizer.json` (its path, or a folder holding it and no `spiece.model`: its unigram model,
+            whose normaliser sets `do_lower_case` and `keep_accents`); None to set it later.
         do_lower_case: lower-case the text (ALBERT's checkpoints are uncased).
         keep_accents: keep accents (no NFKD, no mark removal).
         legacy_added_tokens: tokenise as HF does from a checkpoint's `tokenizer.json` written by
@@ -273,7 +291,16 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
             >>> tokenizer.set_proto("albert-base-v2/spiece.model")  # doctest: +SKIP
         """
         self.check_no_vocabulary_yet()
-        proto, model = read_proto(proto)
+        if isinstance(proto, (str, os.PathLike)) and os.path.isdir(proto) \
+                and not os.path.isfile(os.path.join(proto, self.proto_file)) \
+                and os.path.isfile(os.path.join(proto, TOKENIZER_JSON)):
+            proto = os.path.join(proto, TOKENIZER_JSON)
+        if is_tokenizer_json(proto):
+            proto, settings = unigram_model(read_tokenizer_json(proto), os.fspath(proto),
+                                            restore_digit_commas=self.legacy_added_tokens, pipeline=self.json_pipeline)
+            for name, value in settings.items():
+                setattr(self, name, value)
+        proto, model = self.completed(*read_proto(proto, self.proto_file))
         tokens = tuple(piece.piece for piece in model.pieces)
         token_ids = {token: index for index, token in enumerate(tokens)}
         missing = [token for token in self.special_tokens().values() if token not in token_ids]
@@ -288,11 +315,10 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
             matched |= {piece.piece for piece in model.pieces if piece.type in kinds}
         self._matched_tokens = sorted(matched, key=len, reverse=True)  # RE2 takes the first that matches
         self._matched_ids = np.array([token_ids[token] for token in self._matched_tokens], np.int32)
-        self._tables = normalization_tables(
-            model.normalizer_spec.precompiled_charsmap, self.do_lower_case, not self.keep_accents
-        )
+        self._tables = self.normalization(model)
         self._sentencepiece = tf_text.SentencepieceTokenizer(
-            unigram_only_proto(model, penalise_digit_commas=self.legacy_added_tokens), out_type=tf.int32
+            unigram_only_proto(model, penalise_digit_commas=self.legacy_added_tokens, score_step=self.score_step),
+            out_type=tf.int32
         )
         self._unknown_id = len(tokens)  # SentencePiece's unknown piece in that proto
         self._token_ids = token_ids
@@ -302,13 +328,34 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
     # Presets: HF's `spiece.model` and tokenizer settings.
 
     families = ("albert",)
+    proto_file = PROTO_ASSET  # the model's name in a checkpoint folder
     packer_class = BertPacker  # `[CLS] A [SEP] B [SEP]`, as BERT
     word_start_marker = "\u2581"  # "▁"
 
+    quote_characters = QUOTE_PAIRS  # two of these become '"'
+    json_pipeline = staticmethod(unigram_settings)  # reads a tokenizer.json's normaliser and pre-tokenizer
+    space_in_word_start = False  # whether the `▁` of a word spans the whitespace before it
+    score_step = None  # `unigram_only_proto`'s rounding of the scores
+
+    def completed(self, proto, model):
+        """`(proto, model)` as the tokenizer uses them (ALBERT's: as read)."""
+        return proto, model
+
+    def normalization(self, model):
+        """The `NormalizationTables` of HF's normaliser after the quote replacement."""
+        return normalization_tables(
+            model.normalizer_spec.precompiled_charsmap, self.do_lower_case, not self.keep_accents
+        )
+
+    def dropped_spaces(self, normalized, rows, special):
+        """Which normalised characters are whitespace that splits words (and is dropped): all, as
+        HF's `WhitespaceSplit`."""
+        return is_whitespace(normalized) & ~special
+
     def write_files(self, folder):
-        """Write `spiece.model` into `folder`."""
+        """Write the SentencePiece model (`spiece.model`) into `folder`."""
         self._checked_vocabulary()
-        write_bytes_atomically(os.path.join(folder, PROTO_ASSET), self._proto)
+        write_bytes_atomically(os.path.join(folder, self.proto_file), self._proto)
 
     def hf_tokenizer_config(self):
         """The `tokenizer_config.json` settings HF's `AlbertTokenizer` reads (HF builds its fast tokenizer from
@@ -401,7 +448,7 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         )
         special = special_ids >= 0
         inside_special = special_lengths == 0
-        quote_heads, quote_tails = quote_pairs(chars, rows, special | inside_special)
+        quote_heads, quote_tails = quote_pairs(chars, rows, special | inside_special, self.quote_characters)
         chars = tf.where(quote_tails, 0x22, chars)
 
         # Each character -> its normalised code points (none for a removed one).
@@ -430,7 +477,7 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         ends = tf.gather(positions + tf.where(special, special_lengths, 1), origins)
 
         # Words: split on whitespace; special pieces and `▁` start words; `▁` put in front of the others.
-        space = is_whitespace(normalized) & ~units_special
+        space = self.dropped_spaces(normalized, unit_rows, units_special)
         new_word = ~space & (
             (unit_rows != previous(unit_rows, -1))
             | previous(space, True)
@@ -452,6 +499,11 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
         word_code_points = tf.RaggedTensor.from_value_rowids(
             tf.where(is_prefix, WORD_START, tf.gather(normalized, units)), word_ids, nrows=num_words
         )
+        unit_starts, unit_ends = tf.gather(starts, units), tf.gather(ends, units)
+        if self.space_in_word_start:  # the `▁` spans the whitespace character right before the word, if any
+            spanned = is_prefix & tf.gather(whitespace_before(chars, rows, origins) > 0, units)
+            unit_ends = tf.where(spanned, unit_starts, unit_ends)
+            unit_starts = tf.where(spanned, unit_starts - 1, unit_starts)
         return Words(
             words=tf.strings.unicode_encode(word_code_points, "UTF-8"),
             row_splits=tf.ragged.segment_ids_to_row_splits(
@@ -459,8 +511,8 @@ class AlbertTokenizer(TokenizerBase, keras.layers.Layer):
             ),
             special_ids=tf.boolean_mask(special_ids, new_word),
             code_points=word_code_points,
-            starts=tf.gather(starts, units),
-            ends=tf.gather(ends, units),
+            starts=unit_starts,
+            ends=unit_ends,
         )
 
     def _special_pieces(self, texts, chars, char_rows, char_byte_starts):
@@ -536,12 +588,12 @@ def whitespace_before(chars, rows, positions):
     return tf.where(preceded, positions - tf.gather(run_first, before), 0)
 
 
-def quote_pairs(chars, rows, excluded):
-    """HF's `Replace("``", '"')` and `Replace("''", '"')`: in each run of one of those quotes, the
+def quote_pairs(chars, rows, excluded, quotes=QUOTE_PAIRS):
+    """HF's `Replace("``", '"')` and `Replace("''", '"')`: in each run of one of those `quotes`, the
     characters 0-1, 2-3, ... pair up. Returns the first and second characters of every pair."""
     heads = tf.zeros_like(chars, tf.bool)
     index = tf.range(tf.size(chars))
-    for quote in QUOTE_PAIRS:
+    for quote in quotes:
         is_quote = (chars == quote) & ~excluded
         run_first = run_firsts(is_quote, rows)
         followed = tf.concat([is_quote[1:] & (run_first[1:] == run_first[:-1]), [False]], 0)

@@ -6,6 +6,7 @@ from kerasbert.families.checkpoint_weights import HfNames
 from kerasbert.families.family import Family
 from kerasbert.families.family_heads import MaskedLMHeadNames
 from kerasbert.presets.hf_families import BERT_CONFIG_KEYS, STOCK_BERT, HfFamily
+from kerasbert.tokenizers.tokenizer_json import TokenizerJsonError, special_tokens_of, unigram_settings
 
 # Where HF keeps each part of an ALBERT block, relative to the block's prefix.
 ALBERT_BLOCK = {"query": "attention.query", "key": "attention.key", "value": "attention.value",
@@ -14,14 +15,27 @@ ALBERT_BLOCK = {"query": "attention.query", "key": "attention.key", "value": "at
 SPECIAL_TOKENS = {"<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"}
 
 
+def unigram_json_settings(fast, settings, defaults):
+    """Casing and accents (`do_lower_case`, `keep_accents`) from a `tokenizer.json`'s normaliser, else from
+    `tokenizer_config.json` (`defaults` where it says nothing), and the special tokens the folder names."""
+    found = {name: bool(settings.get(name, default)) for name, default in defaults.items()}
+    if fast is not None:
+        try:
+            found.update({name: value for name, value in unigram_settings(fast, "tokenizer.json").items()
+                          if name in defaults})
+        except TokenizerJsonError:
+            pass  # the classic model is read, or `unigram_model` names what the tokenizer.json has
+    return {**found, "special_tokens": special_tokens_of(fast, settings, AlbertTokenizer.default_special_tokens)}
+
+
 def albert_settings(fast, settings):
-    """`AlbertTokenizer` settings: casing and accents from `tokenizer_config.json`, and
-    `legacy_added_tokens` when a `tokenizer.json` written by transformers 4 (added tokens: the special
-    tokens only, as in the published ALBERT checkpoints) is what HF loads."""
+    """`AlbertTokenizer` settings: casing and accents (`unigram_json_settings`), and `legacy_added_tokens`
+    when a `tokenizer.json` written by transformers 4 (added tokens: the special tokens only, as in the
+    published ALBERT checkpoints) is what HF loads."""
     legacy = fast is not None and {token.get("content") for token in fast.get("added_tokens", [])} <= \
         SPECIAL_TOKENS
-    return {"do_lower_case": bool(settings.get("do_lower_case", True)),
-            "keep_accents": bool(settings.get("keep_accents", False)), "legacy_added_tokens": legacy}
+    return {**unigram_json_settings(fast, settings, {"do_lower_case": True, "keep_accents": False}),
+            "legacy_added_tokens": legacy}
 
 
 FAMILY = Family(

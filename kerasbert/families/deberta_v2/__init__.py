@@ -1,6 +1,7 @@
-"""DeBERTa-v2/v3: disentangled relative attention; no tokenizer yet."""
+"""DeBERTa-v2/v3: disentangled relative attention, and its SentencePiece tokenizer."""
 
 from kerasbert.families.deberta_v2.deberta_v2_backbone import DebertaV2Backbone
+from kerasbert.families.deberta_v2.deberta_v2_tokenizer import DebertaV2Tokenizer
 from kerasbert.families.deberta_v2.family import FAMILY
 
-__all__ = ["FAMILY", "DebertaV2Backbone"]
+__all__ = ["FAMILY", "DebertaV2Backbone", "DebertaV2Tokenizer"]

@@ -1,7 +1,8 @@
 """The ModernBERT family as data: HF config keys and defaults, weight names (`modernbert_weights.py`).
 
 Its tokenizer is a byte-level BPE of RoBERTa's kind, read by `RobertaTokenizer` from `vocab.json` and
-`merges.txt` (answerdotai's folders ship `tokenizer.json` only, which `RobertaTokenizer` does not read). No masked-LM head: HF's
+`merges.txt`, or from the `tokenizer.json` answerdotai's folders ship alone (`roberta_settings` reads its special
+tokens, added tokens and offset trimming). No masked-LM head: HF's
 `ModernBertPredictionHead` (dense, activation, norm) then a tied decoder with a bias is not `MaskedLMHead`'s
 layout, so `masked_lm_head` is None and `BertMaskedLM` on a ModernBERT is a ValueError saying so.
 """

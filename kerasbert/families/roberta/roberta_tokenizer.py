@@ -12,6 +12,7 @@ from kerasbert.atomic_files import write_text_atomically
 from kerasbert.families.roberta.roberta_packer import RobertaPacker
 from kerasbert.tokenizers.string_inputs import to_string_tensor
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
+from kerasbert.tokenizers.tokenizer_json import TOKENIZER_JSON, bpe_model, is_tokenizer_json, read_tokenizer_json
 
 VOCABULARY_FILE = "vocab.json"  # token -> id, as in HF RoBERTa and GPT-2 folders (and `.keras` assets)
 MERGES_FILE = "merges.txt"  # one merge "a b" a line, the first merged first
@@ -60,7 +61,8 @@ def bytes_to_unicode():
 
 
 def read_bpe_files(vocabulary, merges=None):
-    """`({token: id}, [(a, b), ...])` from a folder, the two files' paths, or a dict and a list.
+    """`({token: id}, [(a, b), ...])` from a folder (`vocab.json` and `merges.txt`, else `tokenizer.json`), the
+    two files' paths, a `tokenizer.json`'s path, or a dict and a list.
 
     Examples:
         >>> vocabulary, merges = read_bpe_files("roberta-base")  # doctest: +SKIP
@@ -70,13 +72,18 @@ def read_bpe_files(vocabulary, merges=None):
             raise ValueError("Pass a tokenizer folder alone, or the paths of vocab.json and merges.txt.")
         folder = os.fspath(vocabulary)
         missing = missing_files(folder)
-        if missing:
+        if missing and os.path.isfile(os.path.join(folder, TOKENIZER_JSON)):
+            vocabulary = os.path.join(folder, TOKENIZER_JSON)
+        elif missing:
             raise ValueError(
                 f"The folder '{folder}' has no {' and no '.join(missing)}. A RoBERTa tokenizer folder holds "
                 f"{VOCABULARY_FILE} (token -> id) and {MERGES_FILE} (the byte-pair merges, one 'a b' a "
-                "line), as HF RoBERTa and GPT-2 checkpoints ship them."
+                "line), as HF RoBERTa and GPT-2 checkpoints ship them, or a byte-level BPE tokenizer.json."
             )
-        vocabulary, merges = os.path.join(folder, VOCABULARY_FILE), os.path.join(folder, MERGES_FILE)
+        else:
+            vocabulary, merges = os.path.join(folder, VOCABULARY_FILE), os.path.join(folder, MERGES_FILE)
+    if merges is None and is_tokenizer_json(vocabulary):
+        vocabulary, merges = bpe_model(read_tokenizer_json(vocabulary), os.fspath(vocabulary))
     if merges is None:
         raise ValueError(
             "RobertaTokenizer needs the merges with the vocabulary: a folder holding vocab.json and "
@@ -144,6 +151,10 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         add_prefix_space: put a space before the text (and after each special token written in it), so
             that its first word is cut as any other.
         mask_token_lstrip: the mask token written in the text takes the whitespace before it.
+        added_tokens: other tokens cut out of the text as the special tokens are (a `tokenizer.json`'s added
+            tokens, e.g. ModernBERT's `<|padding|>`), each in the vocabulary.
+        trim_offsets: leave the spaces at a token's ends out of its offsets, as HF's `RobertaProcessing` does
+            (False: a `tokenizer.json` whose post-processor is a plain template, as ModernBERT's).
         special_tokens: the special tokens that differ from `default_special_tokens`, by name ("unk_token",
             "cls_token", "sep_token", "pad_token", "mask_token"); all must be in the vocabulary (`<s>` is also
             RoBERTa's bos, `</s>` its eos).
@@ -160,13 +171,15 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
     set_vocabulary_call = "set_vocabulary(folder)"
     default_special_tokens = {"unk_token": "<unk>", "cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>",
                               "mask_token": "<mask>"}
-    config_names = ("add_prefix_space", "mask_token_lstrip")
+    config_names = ("add_prefix_space", "mask_token_lstrip", "trim_offsets", "added_tokens")
 
     def __init__(self, vocabulary=None, merges=None, add_prefix_space=False, mask_token_lstrip=True,
-                 special_tokens=None, **kwargs):
+                 special_tokens=None, trim_offsets=True, added_tokens=(), **kwargs):
         super().__init__(**kwargs)
         self.add_prefix_space = bool(add_prefix_space)
         self.mask_token_lstrip = bool(mask_token_lstrip)
+        self.trim_offsets = bool(trim_offsets)
+        self.added_tokens = [str(token) for token in added_tokens]
         self.set_special_tokens(special_tokens)
         self._vocabulary = None
         if vocabulary is not None or merges is not None:
@@ -187,6 +200,7 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
             raise ValueError("The vocabulary's ids must be 0, 1, ..., size - 1, each given once.")
         byte_characters = bytes_to_unicode()
         missing = [f"{name}={t!r}" for name, t in self.special_tokens().items() if t not in token_ids]
+        missing += [f"added token {t!r}" for t in self.added_tokens if t not in token_ids]
         missing += [f"byte {b:#04x} ({c!r})" for b, c in byte_characters.items() if c not in token_ids]
         if missing:
             raise ValueError(
@@ -226,7 +240,7 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         spaces = SPACE_CHARACTER + WHITESPACE
         self._leading_spaces = tf.constant([len(t) - len(t.lstrip(spaces)) for t in tokens], tf.int64)
         self._trailing_spaces = tf.constant([len(t) - len(t.rstrip(spaces)) for t in tokens], tf.int64)
-        specials = sorted(set(self.special_tokens().values()), key=len, reverse=True)  # longest first
+        specials = sorted(set(self.special_tokens().values()) | set(self.added_tokens), key=len, reverse=True)
         self._special_pattern = "|".join(
             (f"[{WS}]*" if self.mask_token_lstrip and token == self.mask_token else "") + re2_literal(token)
             for token in specials
@@ -298,7 +312,7 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
 
         They are HF's `return_offsets_mapping`: a token holding some of a character's bytes spans the
         whole character, and spaces at a token's ends are left out of its span (`"a cat"` -> `a` (0, 1),
-        `Ġcat` (2, 5); a lone `Ġ` spans nothing).
+        `Ġcat` (2, 5); a lone `Ġ` spans nothing), unless `trim_offsets=False` (`Ġcat` (1, 5)).
         """
         return self.per_text(self._tokenize_rows_with_offsets, texts)
 
@@ -319,6 +333,8 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         first = tf.gather(characters.row_splits, token_text)
         starts = tf.searchsorted(character_starts, base + byte_starts, "right", out_type=tf.int64) - 1 - first
         ends = tf.searchsorted(character_starts, base + byte_ends - 1, "right", out_type=tf.int64) - first
+        if not self.trim_offsets:
+            return ids, ids.with_flat_values(starts), ids.with_flat_values(ends)
         # HF's `trim_offsets` (RobertaProcessing): spaces at a token's ends leave its span, but for the
         # one space `add_prefix_space` put before the first token.
         position = tf.range(tf.size(token_text, out_type=tf.int64)) - tf.gather(ids.row_splits, token_text)

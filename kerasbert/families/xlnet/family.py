@@ -1,10 +1,12 @@
 """The XLNet family as data: HF config keys and the settings kerasbert reads, its SentencePiece tokenizer; its
 weight links are `xlnet_weights.py` (XLNet's layers are not BERT's)."""
 
+from kerasbert.families.albert.family import unigram_json_settings
 from kerasbert.families.family import Family
 from kerasbert.families.xlnet.xlnet_backbone import XLNetBackbone
 from kerasbert.families.xlnet.xlnet_tokenizer import XLNetTokenizer
 from kerasbert.presets.hf_families import HfFamily
+from kerasbert.tokenizers.tokenizer_json import special_tokens_of
 
 XLNET_CONFIG_KEYS = {"vocab_size": "vocabulary_size", "n_layer": "num_layers", "n_head": "num_heads",
                      "d_model": "hidden_dim", "d_inner": "intermediate_dim", "dropout": "dropout",
@@ -17,8 +19,11 @@ XLNET_DEFAULTS = {"vocab_size": 32000, "d_model": 1024, "n_layer": 24, "n_head":
 
 
 def xlnet_settings(fast, settings):
-    """`XLNetTokenizer` settings from `tokenizer_config.json`: casing (HF strips accents whatever it says)."""
-    return {"do_lower_case": bool(settings.get("do_lower_case", False))}
+    """`XLNetTokenizer` settings: casing (HF strips accents whatever it says) and the special tokens, from the
+    `tokenizer.json` or `tokenizer_config.json`."""
+    found = unigram_json_settings(fast, settings, {"do_lower_case": False})
+    found["special_tokens"] = special_tokens_of(fast, settings, XLNetTokenizer.default_special_tokens)
+    return found
 
 
 FAMILY = Family(
