@@ -93,8 +93,9 @@ HEADERS = ["variant", "tokens", "seconds", "forward MiB", "process peak MiB"]
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[1024, 4096, 8192])
-    parser.add_argument("--layer-lengths", type=int, nargs="+", default=[1024, 4096, 8192, 16384])
+    parser.add_argument("--lengths", type=int, nargs="*", default=[1024, 4096, 8192], help="none: no backbone table")
+    parser.add_argument("--layer-lengths", type=int, nargs="*", default=[1024, 4096, 8192, 16384],
+                        help="none: no layer table")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-matmul-rates", action="store_true", help="leave out the matmul rates")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
