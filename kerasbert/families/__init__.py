@@ -5,7 +5,18 @@ from kerasbert._quiet_start import import_tensorflow_quietly
 
 import_tensorflow_quietly()  # before the first TensorFlow import below
 
-from kerasbert.families import albert, bert, deberta_v2, distilbert, electra, mobilebert, modernbert, roberta, xlnet
+from kerasbert.families import (
+    albert,
+    bert,
+    deberta_v2,
+    distilbert,
+    electra,
+    longformer,
+    mobilebert,
+    modernbert,
+    roberta,
+    xlnet,
+)
 from kerasbert.families.family import (
     FAMILIES,
     Family,
@@ -24,6 +35,7 @@ register(mobilebert.FAMILY)
 register(xlnet.FAMILY)
 register(deberta_v2.FAMILY)
 register(modernbert.FAMILY)
+register(longformer.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
@@ -32,6 +44,7 @@ from kerasbert.families.deberta_v2 import DebertaV2Backbone  # noqa: E402
 from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402
 from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa: E402
 from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402
+from kerasbert.families.longformer import LongformerBackbone  # noqa: E402
 from kerasbert.families.mobilebert import MobileBertBackbone  # noqa: E402
 from kerasbert.families.modernbert import ModernBertBackbone  # noqa: E402
 from kerasbert.families.preset_conversion import convert_preset  # noqa: E402

@@ -1,0 +1,158 @@
+"""Longformer against HF transformers (CPU torch).
+
+Reference: HF `LongformerModel` of a seeded, randomly initialised tiny config (hidden 32, 3 layers with
+`attention_window` 4, 8 and 4, so that each token sees 2 or 4 either side; 4 heads, inner width 48), its
+LayerNorms moved off their initial ones so that every weight matters, saved with `save_pretrained` (no real
+Longformer weights can be downloaded here). The folder holds a tiny byte-level BPE (`vocab.json` +
+`merges.txt`, written here), so the batch is real text packed by `BertPreprocessor` and right-padded (HF pads
+it further, to a multiple of 8). Bar: max |difference| <= 1e-4 in float32 on sequence_output, pooled_output
+and every hidden state at real positions, without and with global tokens.
+"""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+import kerasbert
+from kerasbert.families import LongformerBackbone, tokenizer_from_preset
+from kerasbert.families.family import backbone_class_for
+from kerasbert.families.roberta.roberta_tokenizer import bytes_to_unicode
+from kerasbert.layers.longformer_attention import global_picks
+from kerasbert.presets.loading import load_checkpoint
+
+torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
+transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
+
+TOLERANCE = 1e-4
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+MERGES = ["Ġ t", "Ġ a", "t h", "e r", "i n", "o n", "a n", "Ġt h", "e d", "Ġ s", "o u", "i t"]
+VOCABULARY = [*SPECIALS, *bytes_to_unicode().values(), *(merge.replace(" ", "") for merge in MERGES)]
+TINY = {"vocab_size": len(VOCABULARY), "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 3,
+        "num_attention_heads": 4, "attention_window": [4, 8, 4], "max_position_embeddings": 66,
+        "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "sep_token_id": 2, "type_vocab_size": 1}
+TEXTS = ["The battery lasts all day and the screen is sharp.", "Works fine.", "Not worth the money at all."]
+SEQUENCE_LENGTH = 36  # the first text is cut there; the others are padded
+GLOBAL = {0: (0, 5, 17), 1: (3,)}  # row -> global positions (row 2 has none)
+
+
+@pytest.fixture(scope="module")
+def longformer_folder(tmp_path_factory):
+    """(HF folder with the model and a tiny byte-level BPE, HF model in eval mode), built once."""
+    torch.manual_seed(0)
+    model = transformers.LongformerModel(transformers.LongformerConfig(**TINY)).eval()
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if "LayerNorm" in name:
+                weight.add_(torch.randn_like(weight) * 0.1)
+    folder = tmp_path_factory.mktemp("longformer")
+    model.save_pretrained(str(folder))
+    (folder / "vocab.json").write_text(json.dumps({token: i for i, token in enumerate(VOCABULARY)}), encoding="utf-8")
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(MERGES) + "\n", encoding="utf-8")
+    return folder, model
+
+
+def packed_texts(folder):
+    """`BertPreprocessor` inputs of `TEXTS` (numpy), right-padded with `<pad>`."""
+    preprocessor = kerasbert.BertPreprocessor(tokenizer_from_preset(str(folder)), sequence_length=SEQUENCE_LENGTH)
+    return {key: keras.ops.convert_to_numpy(value).astype("int32") for key, value in preprocessor(TEXTS).items()}
+
+
+def global_mask(inputs):
+    mask = np.zeros_like(inputs["token_ids"])
+    for row, positions in GLOBAL.items():
+        mask[row, list(positions)] = 1
+    return mask
+
+
+def hf_outputs(model, inputs, global_attention_mask=None):
+    with torch.no_grad():
+        return model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                     attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
+                     global_attention_mask=None if global_attention_mask is None
+                     else torch.tensor(global_attention_mask, dtype=torch.long), output_hidden_states=True)
+
+
+def max_diff(ours, theirs, mask):
+    return float(np.max(np.abs(keras.ops.convert_to_numpy(ours) - theirs.numpy()) * mask[..., None]))
+
+
+def parity(backbone, model, inputs, global_attention_mask=None):
+    """Max |difference| over sequence_output, every hidden state (real positions) and pooled_output."""
+    theirs = hf_outputs(model, inputs, global_attention_mask)
+    ours = backbone(inputs if global_attention_mask is None
+                    else {**inputs, "global_attention_mask": global_attention_mask})
+    mask = inputs["padding_mask"]
+    assert len(ours["hidden_states"]) == len(theirs.hidden_states)
+    diffs = [max_diff(ours["sequence_output"], theirs.last_hidden_state, mask),
+             max_diff(ours["pooled_output"], theirs.pooler_output, np.ones(len(mask)))]
+    diffs += [max_diff(a, b, mask) for a, b in zip(ours["hidden_states"], theirs.hidden_states)]
+    return max(diffs), ours
+
+
+def test_matches_hf_longformer_on_padded_text_with_the_window_cutting(longformer_folder):
+    folder, model = longformer_folder
+    checkpoint = load_checkpoint(folder)
+    assert backbone_class_for(checkpoint) is LongformerBackbone
+    backbone = LongformerBackbone.from_checkpoint(checkpoint, output_hidden_states=True)
+    inputs = packed_texts(folder)
+    lengths = inputs["padding_mask"].sum(axis=1)
+    assert lengths[0] == SEQUENCE_LENGTH and min(lengths) < SEQUENCE_LENGTH  # cut and padded rows
+    worst, ours = parity(backbone, model, inputs)
+    assert worst <= TOLERANCE, worst
+    # the window cuts: a window over the whole input changes the long row
+    unwindowed = LongformerBackbone.from_checkpoint(checkpoint, attention_window=64)
+    changed = np.abs(keras.ops.convert_to_numpy(unwindowed(inputs)["sequence_output"] - ours["sequence_output"]))
+    assert changed.max() > 1e-3
+
+
+def test_matches_hf_longformer_with_global_tokens(longformer_folder):
+    folder, model = longformer_folder
+    backbone = LongformerBackbone.from_preset(str(folder), output_hidden_states=True, max_global_tokens=4)
+    inputs = packed_texts(folder)
+    worst, ours = parity(backbone, model, inputs, global_mask(inputs))
+    assert worst <= TOLERANCE, worst
+    plain = keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"])
+    assert np.abs(plain - keras.ops.convert_to_numpy(ours["sequence_output"])).max() > 1e-3  # they count
+
+
+def test_global_picks_takes_each_rows_first_global_positions_in_order():
+    picks, found = global_picks(np.array([[0, 1, 0, 1, 1], [0, 0, 0, 0, 0]], "bool"), 2)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(keras.ops.argmax(picks, axis=-1))[0], [1, 3])
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(found), [[True, True], [False, False]])
+    assert not keras.ops.convert_to_numpy(picks)[1].any()
+
+
+def test_keras_file_and_hf_export_give_the_outputs_again(longformer_folder, tmp_path):
+    folder, model = longformer_folder
+    backbone = LongformerBackbone.from_preset(str(folder))
+    path = tmp_path / "longformer.keras"
+    backbone.save(path)
+    reloaded = keras.saving.load_model(path)
+    inputs = packed_texts(folder)
+    inputs["global_attention_mask"] = global_mask(inputs)
+    expected, got = backbone(inputs), reloaded(inputs)
+    for key in ("sequence_output", "pooled_output"):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(got[key]), keras.ops.convert_to_numpy(expected[key]))
+    exported, loading = transformers.AutoModel.from_pretrained(str(backbone.export_to_hf(tmp_path / "hf")),
+                                                               output_loading_info=True)
+    assert type(exported) is transformers.LongformerModel
+    assert not loading["missing_keys"] and not loading["unexpected_keys"]
+    assert list(exported.config.attention_window) == TINY["attention_window"]
+    original = hf_outputs(model, inputs, inputs["global_attention_mask"]).last_hidden_state
+    copy = hf_outputs(exported.eval(), inputs, inputs["global_attention_mask"]).last_hidden_state
+    np.testing.assert_array_equal(copy.numpy(), original.numpy())
+
+
+def test_bad_configs_are_named_errors():
+    with pytest.raises(ValueError, match="attention_window must be an even int"):
+        LongformerBackbone(num_layers=1, attention_window=5)
+    with pytest.raises(ValueError, match="one window per layer"):
+        LongformerBackbone(num_layers=2, attention_window=[4])
+    with pytest.raises(ValueError, match="global_tokens='first'"):
+        LongformerBackbone(num_layers=1, global_tokens="first")
+    with pytest.raises(ValueError, match="fine_tuning='full'"):
+        LongformerBackbone(num_layers=1, lora_rank=4)
+    with pytest.raises(ValueError, match="output_attentions=False"):
+        LongformerBackbone(num_layers=1, output_attentions=True)
