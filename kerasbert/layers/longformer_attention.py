@@ -58,7 +58,7 @@ class LongformerSelfAttention(MultiHeadSelfAttention):
         (1, 9, 8)
     """
 
-    def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, window=512, max_global_tokens=64,
+    def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, window=512, max_global_tokens=128,
                  **kwargs):
         super().__init__(num_heads, attention_dropout, initializer_range, **kwargs)
         if isinstance(window, bool) or not isinstance(window, int) or window < 2 or window % 2:

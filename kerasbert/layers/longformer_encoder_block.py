@@ -24,7 +24,7 @@ class LongformerEncoderBlock(TransformerEncoderBlock):
         (1, 9, 8)
     """
 
-    def __init__(self, num_heads, intermediate_dim, window=512, max_global_tokens=64, **kwargs):
+    def __init__(self, num_heads, intermediate_dim, window=512, max_global_tokens=128, **kwargs):
         super().__init__(num_heads, intermediate_dim, **kwargs)
         self.window = window
         self.max_global_tokens = max_global_tokens

@@ -145,6 +145,76 @@ def test_keras_file_and_hf_export_give_the_outputs_again(longformer_folder, tmp_
     np.testing.assert_array_equal(copy.numpy(), original.numpy())
 
 
+def numpy_inputs(packed):
+    return {key: keras.ops.convert_to_numpy(value).astype("int32") for key, value in packed.items()}
+
+
+def with_heads_of(reference, dense, linears):
+    """Copy the kerasbert Dense layers `dense` into the torch `linears` of the HF task model `reference`."""
+    with torch.no_grad():
+        for layer, linear in zip(dense, linears):
+            linear.weight.copy_(torch.tensor(keras.ops.convert_to_numpy(layer.kernel).T))
+            linear.bias.copy_(torch.tensor(keras.ops.convert_to_numpy(layer.bias)))
+
+
+def hf_task_model(model, hf_class, **config):
+    """An HF Longformer task model in eval mode holding `model`'s encoder (its heads set by `with_heads_of`)."""
+    reference = hf_class(transformers.LongformerConfig(**TINY, **config)).eval()
+    state = {name: value for name, value in model.state_dict().items() if not name.startswith("pooler.")}
+    reference.longformer.load_state_dict(state)
+    return reference
+
+
+def test_classifier_makes_s_global_and_equals_hf_sequence_classification(longformer_folder):
+    folder, model = longformer_folder
+    classifier = kerasbert.BertClassifier.from_preset(str(folder), num_classes=2, sequence_length=SEQUENCE_LENGTH)
+    assert classifier.backbone.global_tokens == "cls"
+    # HF's LongformerClassificationHead (dense + tanh on <s>, then out_proj) is the pooler and the logits layer
+    reference = hf_task_model(model, transformers.LongformerForSequenceClassification, num_labels=2)
+    with_heads_of(reference, (classifier.backbone.pooler, classifier.logits_layer),
+                  (reference.classifier.dense, reference.classifier.out_proj))
+    inputs = packed_texts(folder)
+    with torch.no_grad():
+        theirs = reference(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                           attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).logits
+    ours = keras.ops.convert_to_numpy(classifier(inputs))
+    assert np.abs(ours - theirs.numpy()).max() <= TOLERANCE
+
+
+def test_question_answerer_makes_the_question_global_and_equals_hf(longformer_folder):
+    folder, model = longformer_folder
+    qa = kerasbert.BertQuestionAnswerer.from_preset(str(folder), sequence_length=48, max_question_length=8,
+                                                     doc_stride=8)
+    assert qa.backbone.global_tokens == "question"
+    reference = hf_task_model(model, transformers.LongformerForQuestionAnswering, num_labels=2)
+    with_heads_of(reference, (qa.logits_layer,), (reference.qa_outputs,))
+    inputs = numpy_inputs(qa.preprocessor((["Does it last?", "Why?"], TEXTS[:2])))
+    with torch.no_grad():
+        theirs = reference(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                           attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long))
+    ours = keras.ops.convert_to_numpy(qa(inputs))
+    mask = inputs["padding_mask"]
+    for index, logits in enumerate((theirs.start_logits, theirs.end_logits)):
+        assert np.abs((ours[..., index] - logits.numpy()) * mask).max() <= TOLERANCE
+
+
+def test_classifier_fits_saves_and_reloads_with_identical_predictions(longformer_folder, uci_reviews, tmp_path):
+    classifier = kerasbert.BertClassifier.from_preset(str(longformer_folder[0]), num_classes=2, sequence_length=24)
+    before = [keras.ops.convert_to_numpy(weight) for weight in classifier.backbone.trainable_weights]
+    # two steps: the first one's learning rate is warmup's 0, as in HF Trainer
+    history = classifier.fit(uci_reviews[0].iloc[:8], epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    after = [keras.ops.convert_to_numpy(weight) for weight in classifier.backbone.trainable_weights]
+    assert any(not np.array_equal(b, a) for b, a in zip(before, after))
+    path = tmp_path / "longformer_classifier.keras"
+    classifier.save(path)
+    reloaded = keras.saving.load_model(path)
+    assert reloaded.backbone.global_tokens == "cls"
+    texts = uci_reviews[1]["text"].tolist()[:4]
+    expected, got = classifier.predict(texts, verbose=0), reloaded.predict(texts, verbose=0)
+    np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
+
+
 def test_bad_configs_are_named_errors():
     with pytest.raises(ValueError, match="attention_window must be an even int"):
         LongformerBackbone(num_layers=1, attention_window=5)

@@ -71,7 +71,7 @@ class LongformerBackbone(FamilyBackbone):
     def __init__(self, vocabulary_size=50265, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  dropout=0.1, attention_dropout=0.1, max_sequence_length=4098, num_segments=1, activation="gelu",
                  layer_norm_epsilon=1e-5, initializer_range=0.02, padding_token_id=1, sep_token_id=2,
-                 attention_window=512, global_tokens="none", max_global_tokens=64, output_hidden_states=False,
+                 attention_window=512, global_tokens="none", max_global_tokens=128, output_hidden_states=False,
                  output_attentions=False, dtype=None, **kwargs):
         asked = [name for name in PARAMETER_EFFICIENT if kwargs.pop(name, None)]
         if asked:
@@ -113,6 +113,12 @@ class LongformerBackbone(FamilyBackbone):
         self.encoder_blocks = blocks
         self.final_layer_norm = None
         self.pooler = pooler
+
+    @property
+    def input(self):
+        """`BertBackbone`'s inputs, what task models build on (their global tokens come from `global_tokens`)."""
+        inputs = super().input
+        return {name: inputs[name] for name in PACKED_INPUTS}
 
     def __call__(self, inputs, *args, **kwargs):
         """Call on `BertBackbone`'s inputs, `global_attention_mask` optional (left out: no token is global
