@@ -35,6 +35,9 @@ TINY = {"vocab_size": len(VOCABULARY), "hidden_size": 32, "intermediate_size": 4
 TEXTS = ["The battery lasts all day and the screen is sharp.", "Works fine.", "Not worth the money at all."]
 SEQUENCE_LENGTH = 36  # the first text is cut there; the others are padded
 GLOBAL = {0: (0, 5, 17), 1: (3,)}  # row -> global positions (row 2 has none)
+# HF LongformerModel of allenai/longformer-base-4096's config: num_parameters()
+LONGFORMER_BASE = {"vocab_size": 50265, "max_position_embeddings": 4098, "type_vocab_size": 1, "layer_norm_eps": 1e-5}
+LONGFORMER_BASE_PARAMETERS = 148_659_456
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +118,13 @@ def test_matches_hf_longformer_with_global_tokens(longformer_folder):
     assert worst <= TOLERANCE, worst
     plain = keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"])
     assert np.abs(plain - keras.ops.convert_to_numpy(ours["sequence_output"])).max() > 1e-3  # they count
+
+
+def test_parameter_count_equals_hf_longformer_base():
+    with torch.device("meta"):  # no memory, no initialisation: only the shapes
+        reference = transformers.LongformerModel(transformers.LongformerConfig(**LONGFORMER_BASE)).num_parameters()
+    assert reference == LONGFORMER_BASE_PARAMETERS
+    assert LongformerBackbone().count_params() == LONGFORMER_BASE_PARAMETERS
 
 
 def test_global_picks_takes_each_rows_first_global_positions_in_order():
