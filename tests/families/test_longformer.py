@@ -120,6 +120,17 @@ def test_matches_hf_longformer_with_global_tokens(longformer_folder):
     assert np.abs(plain - keras.ops.convert_to_numpy(ours["sequence_output"])).max() > 1e-3  # they count
 
 
+def test_global_tokens_past_max_global_tokens_are_local_ones(longformer_folder):
+    folder, _ = longformer_folder
+    backbone = LongformerBackbone.from_preset(str(folder), max_global_tokens=1)
+    inputs = packed_texts(folder)
+    first_only = np.zeros_like(inputs["token_ids"])
+    first_only[0, GLOBAL[0][0]] = first_only[1, GLOBAL[1][0]] = 1
+    over, kept = (keras.ops.convert_to_numpy(backbone({**inputs, "global_attention_mask": mask})["sequence_output"])
+                  for mask in (global_mask(inputs), first_only))
+    np.testing.assert_allclose(over, kept, atol=1e-6)
+
+
 def test_parameter_count_equals_hf_longformer_base():
     with torch.device("meta"):  # no memory, no initialisation: only the shapes
         reference = transformers.LongformerModel(transformers.LongformerConfig(**LONGFORMER_BASE)).num_parameters()
