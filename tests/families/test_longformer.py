@@ -236,7 +236,7 @@ def test_classifier_fits_saves_and_reloads_with_identical_predictions(longformer
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
 
 
-def test_bad_configs_are_named_errors():
+def test_bad_configs_and_missing_parts_are_named_errors(longformer_folder):
     with pytest.raises(ValueError, match="attention_window must be an even int"):
         LongformerBackbone(num_layers=1, attention_window=5)
     with pytest.raises(ValueError, match="one window per layer"):
@@ -247,3 +247,5 @@ def test_bad_configs_are_named_errors():
         LongformerBackbone(num_layers=1, lora_rank=4)
     with pytest.raises(ValueError, match="output_attentions=False"):
         LongformerBackbone(num_layers=1, output_attentions=True)
+    with pytest.raises(ValueError, match="no masked-LM head of the longformer family"):
+        kerasbert.BertMaskedLM.from_preset(str(longformer_folder[0]))

@@ -46,9 +46,9 @@ class LongformerBackbone(FamilyBackbone):
     allenai/longformer-base-4096's (4,096 tokens).
 
     Args:
-        vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout, attention_dropout,
-            max_sequence_length, num_segments, activation, layer_norm_epsilon, initializer_range,
-            padding_token_id, output_hidden_states: as `RobertaBackbone`.
+        vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim: the size, as `RobertaBackbone`.
+        dropout, attention_dropout, max_sequence_length, num_segments, activation: as `RobertaBackbone`.
+        layer_norm_epsilon, initializer_range, padding_token_id, output_hidden_states: as `RobertaBackbone`.
         attention_window: HF `attention_window`: an even int, or one per layer.
         sep_token_id: HF `sep_token_id` (ends the question of `global_tokens="question"`).
         global_tokens: "none", "cls" or "question" (above). max_global_tokens: the bound above.
