@@ -38,10 +38,11 @@ def banded_attention(query, key, value, half_window, padding_mask=None, dropout=
         >>> context = banded_attention(q, k, v, 2, local_mask, global_keys=gk, global_values=gv, global_visible=g)
     """
     length, depth = ops.shape(query)[2], ops.shape(query)[3]
-    extra = (half_window - length % half_window) % half_window
+    num_blocks = (length + half_window - 1) // half_window
+    extra = num_blocks * half_window - length  # so written, JAX's symbolic shapes see a multiple of the block
     padded = [ops.pad(part, ((0, 0), (0, 0), (0, extra), (0, 0))) for part in (query, key, value)]
     batch, heads = ops.shape(query)[0], ops.shape(query)[1]
-    queries = ops.reshape(padded[0], (batch, heads, -1, half_window, depth))
+    queries = ops.reshape(padded[0], (batch, heads, num_blocks, half_window, depth))
     keys, values = neighbour_blocks(padded[1], half_window), neighbour_blocks(padded[2], half_window)
     scores = ops.cast(ops.einsum("bhnqd,bhnkd->bhnqk", queries, keys), "float32") / math.sqrt(depth)
 

@@ -20,6 +20,16 @@ from kerasbert.layers.banded_attention import banded_attention
 from kerasbert.layers.initializers import weight_initializer
 
 
+def check_longformer_attention(window, max_global_tokens):
+    """ValueErrors naming the fix for a window HF Longformer cannot have or a bad bound on global tokens."""
+    if isinstance(window, bool) or not isinstance(window, int) or window < 2 or window % 2:
+        raise ValueError(f"window={window!r}: Longformer's attention_window must be an even int of 2 or more "
+                         "(512 in allenai/longformer-base-4096).")
+    if isinstance(max_global_tokens, bool) or not isinstance(max_global_tokens, int) or max_global_tokens < 0:
+        raise ValueError(f"max_global_tokens={max_global_tokens!r}: give the most global tokens a row may have, "
+                         "an int >= 0 (0: no global attention).")
+
+
 def global_picks(is_global, count):
     """`([B, count, T] one-hot rows of each row's first `count` global positions in order, zero rows where a row
     has fewer), [B, count] which rows are real)` of a `[B, T]` boolean mask.
@@ -61,12 +71,9 @@ class LongformerSelfAttention(MultiHeadSelfAttention):
     def __init__(self, num_heads, attention_dropout=0.1, initializer_range=0.02, window=512, max_global_tokens=128,
                  **kwargs):
         super().__init__(num_heads, attention_dropout, initializer_range, **kwargs)
-        if isinstance(window, bool) or not isinstance(window, int) or window < 2 or window % 2:
-            raise ValueError(f"window={window!r}: Longformer's attention_window must be an even int of 2 or more "
-                             "(512 in allenai/longformer-base-4096).")
-        if isinstance(max_global_tokens, bool) or not isinstance(max_global_tokens, int) or max_global_tokens < 0:
-            raise ValueError(f"max_global_tokens={max_global_tokens!r}: give the most global tokens a row may "
-                             "have, an int >= 0 (0: no global attention).")
+        check_longformer_attention(window, max_global_tokens)
+        if self.lora_config:
+            raise ValueError("LongformerSelfAttention has no LoRA updates: build it with lora_config=None.")
         self.window = window
         self.max_global_tokens = max_global_tokens
 

@@ -3,7 +3,7 @@
 import keras
 
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
-from kerasbert.layers.longformer_attention import LongformerSelfAttention
+from kerasbert.layers.longformer_attention import LongformerSelfAttention, check_longformer_attention
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -28,7 +28,7 @@ class LongformerEncoderBlock(TransformerEncoderBlock):
         super().__init__(num_heads, intermediate_dim, **kwargs)
         self.window = window
         self.max_global_tokens = max_global_tokens
-        self.make_attention()  # a bad window is an error now, not at build
+        check_longformer_attention(window, max_global_tokens)  # now, not at build
 
     def make_attention(self):
         return LongformerSelfAttention(self.num_heads, self.attention_dropout, self.initializer_range, self.window,

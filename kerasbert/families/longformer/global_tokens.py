@@ -22,7 +22,8 @@ class GlobalTokens(keras.layers.Layer):
     (see `GLOBAL_TOKEN_RULES`; `sep_token_id` ends the question).
 
     Examples:
-        >>> GlobalTokens("question", sep_token_id=2)(ops.array([[0, 9, 9, 2, 2, 7, 2]]), ops.ones((1, 7)), ops.zeros((1, 7)))
+        >>> token_ids = ops.array([[0, 9, 9, 2, 2, 7, 2]])  # <s> question </s></s> context </s>
+        >>> GlobalTokens("question", sep_token_id=2)(token_ids, ops.ones((1, 7)), ops.zeros((1, 7)))
         [[True, True, True, False, False, False, False]]
     """
 
