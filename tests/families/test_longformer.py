@@ -6,7 +6,9 @@ LayerNorms moved off their initial ones so that every weight matters, saved with
 Longformer weights can be downloaded here). The folder holds a tiny byte-level BPE (`vocab.json` +
 `merges.txt`, written here), so the batch is real text packed by `BertPreprocessor` and right-padded (HF pads
 it further, to a multiple of 8). Bar: max |difference| <= 1e-4 in float32 on sequence_output, pooled_output
-and every hidden state at real positions, without and with global tokens.
+and every hidden state at real positions, without and with global tokens (measured: 9.5e-7 on TensorFlow and
+torch, 1.2e-6 on JAX); HF's classification and question-answering models with the task's heads copied in:
+the same bar (measured on TensorFlow: 5.6e-9 and 6.0e-8 on the logits).
 """
 
 import json
