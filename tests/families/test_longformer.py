@@ -204,13 +204,15 @@ def test_classifier_makes_s_global_and_equals_hf_sequence_classification(longfor
     assert np.abs(ours - theirs.numpy()).max() <= TOLERANCE
 
 
-def test_question_answerer_makes_the_question_global_and_equals_hf(longformer_folder):
+def test_question_answerer_reads_hf_qa_folders_makes_the_question_global_and_equals_hf(longformer_folder, tmp_path):
     folder, model = longformer_folder
-    qa = kerasbert.BertQuestionAnswerer.from_preset(str(folder), sequence_length=48, max_question_length=8,
+    reference = hf_task_model(model, transformers.LongformerForQuestionAnswering, num_labels=2)
+    reference.save_pretrained(str(tmp_path))  # a fine-tuned HF QA folder: `longformer.*` and `qa_outputs.*`
+    for name in ("vocab.json", "merges.txt"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    qa = kerasbert.BertQuestionAnswerer.from_preset(str(tmp_path), sequence_length=48, max_question_length=8,
                                                      doc_stride=8)
     assert qa.backbone.global_tokens == "question"
-    reference = hf_task_model(model, transformers.LongformerForQuestionAnswering, num_labels=2)
-    with_heads_of(reference, (qa.logits_layer,), (reference.qa_outputs,))
     inputs = numpy_inputs(qa.preprocessor((["Does it last?", "Why?"], TEXTS[:2])))
     with torch.no_grad():
         theirs = reference(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
