@@ -11,6 +11,7 @@ from kerasbert.families import (
     deberta_v2,
     distilbert,
     electra,
+    longformer,
     mobilebert,
     modernbert,
     reformer,
@@ -36,6 +37,7 @@ register(xlnet.FAMILY)
 register(deberta_v2.FAMILY)
 register(modernbert.FAMILY)
 register(reformer.FAMILY)
+register(longformer.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
@@ -44,6 +46,7 @@ from kerasbert.families.deberta_v2 import DebertaV2Backbone, DebertaV2Tokenizer 
 from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402
 from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa: E402
 from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402
+from kerasbert.families.longformer import LongformerBackbone  # noqa: E402
 from kerasbert.families.mobilebert import MobileBertBackbone  # noqa: E402
 from kerasbert.families.modernbert import ModernBertBackbone  # noqa: E402
 from kerasbert.families.preset_conversion import convert_preset  # noqa: E402

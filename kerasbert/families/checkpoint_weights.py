@@ -43,13 +43,7 @@ def weight_links(backbone):
     if not isinstance(names, HfNames):
         yield from names.links(backbone)
         return
-    embedding = backbone.embedding
-    yield embedding.token_embedding.embeddings, ["embeddings.word_embeddings.weight"], "copy"
-    if embedding.segment_embedding is not None:
-        yield embedding.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"], "copy"
-    yield embedding.position_embedding.embeddings, ["embeddings.position_embeddings.weight"], "copy"
-    yield embedding.layer_norm.gamma, ["embeddings.LayerNorm.weight"], "copy"
-    yield embedding.layer_norm.beta, ["embeddings.LayerNorm.bias"], "copy"
+    yield from embedding_links(backbone.embedding)
     if backbone.embedding_projection is not None and names.projection:
         yield from dense_links(backbone.embedding_projection, names.projection)
     for index, block in enumerate(backbone.encoder_blocks):
@@ -61,6 +55,16 @@ def weight_links(backbone):
         yield backbone.final_layer_norm.beta, ["encoder.final_layer_norm.bias"], "copy"
     if backbone.pooler is not None and names.pooler:
         yield from dense_links(backbone.pooler, names.pooler)
+
+
+def embedding_links(embedding):
+    """`(variable, hf_names, kind)` of a `TokenSegmentPositionEmbedding` under HF BERT's `embeddings.*` names."""
+    yield embedding.token_embedding.embeddings, ["embeddings.word_embeddings.weight"], "copy"
+    if embedding.segment_embedding is not None:
+        yield embedding.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"], "copy"
+    yield embedding.position_embedding.embeddings, ["embeddings.position_embeddings.weight"], "copy"
+    yield embedding.layer_norm.gamma, ["embeddings.LayerNorm.weight"], "copy"
+    yield embedding.layer_norm.beta, ["embeddings.LayerNorm.bias"], "copy"
 
 
 def block_links(block, names):

@@ -1,5 +1,6 @@
-"""FamilyBackbone: what the families with backbones of their own (MobileBERT, DeBERTa, ModernBERT) share with
-`BertBackbone`'s file handling: `from_preset`, `from_checkpoint`, `save_to_preset` and `export_to_hf`.
+"""FamilyBackbone: what the families with backbones of their own (MobileBERT, DeBERTa, ModernBERT, Longformer,
+Reformer) share with `BertBackbone`'s file handling: `from_preset`, `from_checkpoint`, `save_to_preset` and
+`export_to_hf`.
 
 A subclass builds its functional graph in `__init__`, names its HF `model_type` in `family` and its constructor's
 arguments in `config_names` (kept by `keep_config(locals())`, returned by `get_config`), and registers a `Family`
@@ -20,8 +21,11 @@ from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.loading import load_checkpoint
 
 
-class FamilyBackbone(keras.Model):
-    """A family's own functional backbone: BERT's inputs and outputs, its own layers (see the module docstring)."""
+class FamilyBackbone:
+    """A family's own backbone: BERT's inputs and outputs, its own layers (see the module docstring). A mixin
+    before `keras.Model` (`class MyBackbone(FamilyBackbone, keras.Model)`), not a `keras.Model` subclass: Keras
+    turns the bases of a class built as a functional model into `Functional`, which would turn a subclassed
+    family (Reformer) built later in the same process into one too."""
 
     family = None  # the HF model_type whose checkpoints name the subclass's weights
     config_names = ()  # the constructor's arguments that `get_config` returns

@@ -17,6 +17,8 @@ from kerasbert.layers.geglu_feed_forward import GegluFeedForward
 from kerasbert.layers.heads import MaskedLMHead, NSPHead, ReplacedTokenHead
 from kerasbert.layers.int8_grid import fake_int8
 from kerasbert.layers.local_self_attention import ChunkedLocalSelfAttention
+from kerasbert.layers.longformer_attention import LongformerSelfAttention
+from kerasbert.layers.longformer_encoder_block import LongformerEncoderBlock
 from kerasbert.layers.lora import LoraConfig, LowRankUpdate
 from kerasbert.layers.lsh_self_attention import LshSelfAttention
 from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding

@@ -66,6 +66,13 @@ def check_task_takes(task_class, backbone_class, preset, family):
                      f"Build it with {name}.from_preset and put your own head on its outputs.")
 
 
+def task_settings(backbone_class, task_class):
+    """The backbone settings a family gives a task model of `task_class` (or of a class it derives from): its
+    backbone class's `task_settings` (Longformer's global `<s>` in classifiers), {} for most families."""
+    settings = getattr(backbone_class, "task_settings", {})
+    return next((settings[klass.__name__] for klass in task_class.__mro__ if klass.__name__ in settings), {})
+
+
 class Task(PipelineModel):
     """Base class of the task models; see the module docstring for the hooks. Not used directly.
 
@@ -133,7 +140,8 @@ class Task(PipelineModel):
         backbone_class = backbone_class_for(checkpoint)
         check_task_takes(cls, backbone_class, preset, checkpoint.family)
         tokenizer = tokenizer_from_preset(preset)  # before any model is built: a missing file is named first
-        overrides = {**fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
+        overrides = {**task_settings(backbone_class, cls),
+                     **fine_tuning.backbone_overrides(checkpoint.backbone_config["hidden_dim"]),
                      **(backbone_overrides or {})}
         backbone = backbone_class.from_checkpoint(checkpoint, **overrides)
         longest = longest_input(backbone)

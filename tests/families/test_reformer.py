@@ -16,7 +16,7 @@ import keras
 import numpy as np
 import pytest
 
-from kerasbert.families import ReformerBackbone
+from kerasbert.families import ModernBertBackbone, ReformerBackbone
 from kerasbert.families.family import backbone_class_for
 from kerasbert.layers.lsh_self_attention import LshSelfAttention, rotation_size
 from kerasbert.presets.loading import load_checkpoint
@@ -174,6 +174,13 @@ def small_backbone(**overrides):
                                       lsh_chunk_length=8, local_chunk_length=8, axial_position_shape=(4, 8),
                                       axial_position_dims=(8, 24), max_sequence_length=32, hash_seed=0),
                                **overrides})
+
+
+def test_builds_after_a_functional_family_backbone_in_the_same_process():
+    # Keras turns the bases of a class built as a functional model into Functional: a shared keras.Model base of
+    # ModernBERT's and Reformer's would have broken every later ReformerBackbone (seen under pytest-xdist)
+    ModernBertBackbone(vocabulary_size=16, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=8)
+    assert small_backbone().count_params() > 0
 
 
 def test_one_training_step_with_remat_moves_every_weight(real_sentences):

@@ -31,3 +31,19 @@ def test_each_position_averages_its_window_when_all_scores_are_equal():
     # all scores equal: each position averages the values of the 9 positions around it (fewer at the ends)
     np.testing.assert_allclose(ops.convert_to_numpy(context)[0, 100:103, 0, 0], [100.0, 101.0, 102.0], rtol=1e-6)
     np.testing.assert_allclose(ops.convert_to_numpy(context)[0, 0, 0, 0], np.mean(np.arange(5)), rtol=1e-6)
+
+
+def test_global_columns_join_each_window_in_one_softmax():
+    # Longformer: query i sees key j when |i - j| <= 2 and j is local, or when j is global (positions 0 and 9)
+    rng = np.random.default_rng(0)
+    query, key, value = (rng.normal(size=(1, 2, 13, 4)).astype("float32") for _ in range(3))
+    is_global = np.zeros(13, bool)
+    is_global[[0, 9]] = True
+    context = banded_attention(query, key, value, 2, padding_mask=~is_global[None], global_keys=key[:, :, is_global],
+                               global_values=value[:, :, is_global], global_visible=np.ones((1, 2), bool))
+    positions = np.arange(13)
+    visible = (np.abs(positions[:, None] - positions[None, :]) <= 2) | is_global[None, :]
+    scores = np.where(visible, query[0] @ key[0].transpose(0, 2, 1) / 2.0, -np.inf)
+    probabilities = np.exp(scores - scores.max(-1, keepdims=True))
+    expected = (probabilities / probabilities.sum(-1, keepdims=True)) @ value[0]  # [heads, T, d]
+    np.testing.assert_allclose(ops.convert_to_numpy(context)[0], expected.transpose(1, 0, 2), atol=2e-6)

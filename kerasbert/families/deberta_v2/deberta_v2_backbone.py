@@ -29,7 +29,7 @@ def check_norm_rel_ebd(norm_rel_ebd):
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class DebertaV2Backbone(FamilyBackbone):
+class DebertaV2Backbone(FamilyBackbone, keras.Model):
     """DeBERTa-v2 / v3 (He et al., 2021, 2023) exactly as HF `DebertaV2Model` computes it.
 
     `DebertaEmbedding` (token, absolute position embeddings only with `position_biased_input`, segment

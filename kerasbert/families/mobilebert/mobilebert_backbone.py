@@ -18,7 +18,7 @@ PARAMETER_EFFICIENT = ("adapter_size", "lora_rank")
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class MobileBertBackbone(FamilyBackbone):
+class MobileBertBackbone(FamilyBackbone, keras.Model):
     """MobileBERT (Sun et al., 2020) exactly as HF `MobileBertModel` computes it.
 
     `MobileBertEmbedding` (narrow token embeddings, trigram input, projection to `hidden_dim`), then

@@ -27,7 +27,7 @@ def check_modernbert_config(num_layers, local_attention, global_attn_every_n_lay
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class ModernBertBackbone(FamilyBackbone):
+class ModernBertBackbone(FamilyBackbone, keras.Model):
     """ModernBERT (Warner et al., 2024) as HF `ModernBertModel` computes it on a padded batch.
 
     Token embeddings and a LayerNorm (no positions, no segments), then `num_layers` pre-norm

@@ -40,7 +40,7 @@ def chunk_lengths(attn_layers, lsh_chunk_length, local_chunk_length):
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
-class ReformerBackbone(FamilyBackbone):
+class ReformerBackbone(FamilyBackbone, keras.Model):
     """The Reformer encoder (HF `ReformerModel`, `is_decoder=False`).
 
     Word embeddings plus position embeddings (axial, `AxialPositionEmbedding`, or an ordinary table), no

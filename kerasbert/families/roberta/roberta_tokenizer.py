@@ -271,7 +271,7 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
 
     # Presets: HF's `vocab.json`, `merges.txt` and tokenizer settings.
 
-    families = ("roberta", "modernbert")  # the families whose checkpoints use this byte-level BPE
+    families = ("roberta", "modernbert", "longformer")  # the families whose checkpoints use this byte-level BPE
     packer_class = RobertaPacker
     word_start_marker = SPACE_CHARACTER
 
