@@ -172,10 +172,10 @@ def test_memory_reader_trains_the_classifier_on_documents(hf_classifier, uci_rev
                               "label": [0, 1]})
     classifier = BertClassifier.from_preset(str(hf_classifier[1]), labels=[0, 1])
     reader = MemoryReader(classifier, segment_length=16)
-    before = keras.ops.convert_to_numpy(classifier.backbone.summary.kernel).copy()
+    before = keras.ops.convert_to_numpy(classifier.backbone.sequence_summary.kernel).copy()
     losses = reader.fit_documents(documents, epochs=1, learning_rate=1e-3)
     assert len(losses) == 1 and np.isfinite(losses[0])
-    assert max_difference(keras.ops.convert_to_numpy(classifier.backbone.summary.kernel), before) > 0
+    assert max_difference(keras.ops.convert_to_numpy(classifier.backbone.sequence_summary.kernel), before) > 0
     assert reader.predict_documents(documents["text"]).shape == (2, 2)
 
 

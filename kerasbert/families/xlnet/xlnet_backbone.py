@@ -30,7 +30,7 @@ class XLNetBackbone(keras.Model):
 
     Outputs: a dict of `sequence_output` `[batch, T, hidden]` (the content stream's last hidden states),
     `pooled_output` `[batch, hidden]` (HF `XLNetSequenceSummary` as `XLNetForSequenceClassification` configures
-    it: the last real token, XLNet's `<cls>`, through `summary`, a tanh Dense; on either padding side), with
+    it: the last real token, XLNet's `<cls>`, through `sequence_summary`, a tanh Dense; on either padding side), with
     `target_mapping` also `query_output` `[batch, P, hidden]` (the query stream's, HF's `last_hidden_state` then;
     `XLNetLMHead` makes it logits), and with `memory_length` also `new_memory`: per layer, the last
     `memory_length` of that layer's inputs (the memory, then this segment), without gradient.
@@ -93,9 +93,10 @@ class XLNetBackbone(keras.Model):
             feed_forward.build((None, None, hidden_dim))
             self.attention_layers.append(attention)
             self.feed_forward_layers.append(feed_forward)
-        self.summary = keras.layers.Dense(hidden_dim, activation="tanh", dtype=self.dtype_policy, name="summary",
-                                          kernel_initializer=weight_initializer(initializer_range))
-        self.summary.build((None, hidden_dim))
+        # not `self.summary`: on torch the Model's `summary` method would shadow the layer
+        self.sequence_summary = keras.layers.Dense(hidden_dim, activation="tanh", dtype=self.dtype_policy,
+                                                   name="summary", kernel_initializer=weight_initializer(initializer_range))
+        self.sequence_summary.build((None, hidden_dim))
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
         self.built = True
 
@@ -151,7 +152,7 @@ class XLNetBackbone(keras.Model):
             content = feed_forward(content, training=training)
 
         content = self.dropout_layer(content, training=training)
-        outputs = {"sequence_output": content, "pooled_output": self.summary(last_real_token(content,
+        outputs = {"sequence_output": content, "pooled_output": self.sequence_summary(last_real_token(content,
                                                                                             inputs["padding_mask"]))}
         if query is not None:
             outputs["query_output"] = self.dropout_layer(query, training=training)
@@ -199,7 +200,7 @@ class XLNetBackbone(keras.Model):
             assign_links(backbone_links(backbone), checkpoint.state_dict, checkpoint.source)
             summary = checkpoint.heads(f"{SUMMARY}.", "XLNetForSequenceClassification")
             if summary:  # a fine-tuned classifier's; else random, as HF's task model starts it
-                assign_links(dense_links(backbone.summary, SUMMARY), summary, checkpoint.source)
+                assign_links(dense_links(backbone.sequence_summary, SUMMARY), summary, checkpoint.source)
         return backbone
 
 
