@@ -114,17 +114,26 @@ def masked_lm_head_links(head, family="bert"):
     """
     names = masked_lm_head_names(family)
     yield from dense_links(head.dense, names.dense)
-    yield head.layer_norm.gamma, [f"{names.layer_norm}.weight"], "copy"
-    yield head.layer_norm.beta, [f"{names.layer_norm}.bias"], "copy"
+    yield from norm_links(head.layer_norm, names.layer_norm)
     yield head.output_bias, [names.bias], "copy"
     if head.token_embedding is None:
         yield head.decoder_kernel, [f"{names.decoder}.weight"], "kernel"
 
 
 def dense_links(layer, name):
-    """`(variable, hf_names, kind)` of a Dense layer stored as a torch Linear called `name`."""
+    """`(variable, hf_names, kind)` of a Dense layer stored as a torch Linear called `name` (bias only where the
+    layer has one)."""
     yield layer.kernel, [f"{name}.weight"], "kernel"
-    yield layer.bias, [f"{name}.bias"], "copy"
+    if layer.use_bias:
+        yield layer.bias, [f"{name}.bias"], "copy"
+
+
+def norm_links(layer, name):
+    """`(variable, hf_names, kind)` of a LayerNormalization stored as torch's `name` (beta only where the layer has
+    one: HF `norm_bias`)."""
+    yield layer.gamma, [f"{name}.weight"], "copy"
+    if layer.center:
+        yield layer.beta, [f"{name}.bias"], "copy"
 
 
 def assign_links(links, state_dict, source, optional=()):

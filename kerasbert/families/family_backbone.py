@@ -74,10 +74,13 @@ class FamilyBackbone:
         check_tokenizer_fits(self, tokenizer)
         return write_kerasbert_folder(folder, self, tokenizer)
 
-    def export_to_hf(self, folder, tokenizer=None, allow_lossy=False):
+    def export_to_hf(self, folder, tokenizer=None, heads=None, id2label=None, allow_lossy=False):
         """Write an HF folder of this family (`config.json`, `model.safetensors`, the tokenizer's files) that
         `transformers.AutoModel` loads; a changed block or embedding is refused (see `BertBackbone.export_to_hf`).
         """
+        if heads or id2label:
+            raise ValueError(f"Task heads are written to HF folders of BERT only; this is a {self.family} "
+                             "backbone. Export the backbone alone, or save the task with save_to_preset.")
         check_hf_expressible(self, allow_lossy)
         check_tokenizer_fits(self, tokenizer)
         return write_hf_folder(folder, self.get_config(), export_hf_weights(self), tokenizer, None, self.family)

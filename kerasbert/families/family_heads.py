@@ -4,8 +4,10 @@ HF's masked-LM heads are one design, dense -> activation -> LayerNorm -> decoder
 embeddings + a bias, under other names per family. The dense maps to the width of the tied embedding table
 (`MaskedLMHead(transform_dim=...)`): the hidden width in BERT, RoBERTa and DistilBERT, the narrower
 embedding width in ALBERT and the ELECTRA generator. RoBERTa and the ELECTRA generator fix the exact GELU
-whatever the config says. Facts read from transformers 5.24 (`BertLMPredictionHead`, `RobertaLMHead`,
-`AlbertMLMHead`, `DistilBertForMaskedLM`, `ElectraGeneratorPredictions` + `generator_lm_head`).
+whatever the config says; ModernBERT's head has no dense bias and its LayerNorm no beta (HF `classifier_bias`,
+`norm_bias`). Facts read from transformers 5.24 (`BertLMPredictionHead`, `RobertaLMHead`, `AlbertMLMHead`,
+`DistilBertForMaskedLM`, `ElectraGeneratorPredictions` + `generator_lm_head`, `ModernBertPredictionHead` +
+`ModernBertForMaskedLM.decoder`).
 
 Examples:
     >>> masked_lm_head_names("roberta").bias, masked_lm_head_names("roberta").activation
@@ -21,19 +23,23 @@ from kerasbert.families.family import family_named
 class MaskedLMHeadNames:
     """One family's masked-LM head in HF checkpoints (names after the base-model prefix is stripped).
 
-    prefix: what every head weight name starts with (`Checkpoint.heads(prefix)`). dense, layer_norm: the
+    prefix: what every head weight name starts with (`Checkpoint.heads(prefix)`; a tuple where the head's
+    weights sit under two names, as ModernBERT's `head.*` and `decoder.*`). dense, layer_norm: the
     transform's Linear and LayerNorm. bias: the output bias. decoder: the decoder Linear, whose weight HF
     ties to the word embeddings (written only for an untied head). activation: fixed by the family
-    ("gelu", exact), or None for the backbone's own. hf_class: the HF model holding the head.
+    ("gelu", exact), or None for the backbone's own. hf_class: the HF model holding the head. dense_bias:
+    whether the dense has a bias (ModernBERT's has none by default: HF `classifier_bias`); the LayerNorm's beta
+    follows the backbone's `norm_bias` where it has one.
     """
 
-    prefix: str
+    prefix: str | tuple
     dense: str
     layer_norm: str
     bias: str
     decoder: str
     activation: str | None
     hf_class: str
+    dense_bias: bool = True
 
 
 def masked_lm_head_names(family):

@@ -43,6 +43,8 @@ class MaskedLMHead(keras.layers.Layer):
         initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
         transform_dim: output width of the dense (and of the LayerNorm and the decoder's input);
             None: the input's width (BERT).
+        dense_bias, layer_norm_bias: whether the dense has a bias and the LayerNorm a beta (ModernBERT's
+            head has neither: HF `classifier_bias`, `norm_bias`).
 
     Call args:
         sequence_output: `[batch, T, hidden]`.
@@ -66,10 +68,14 @@ class MaskedLMHead(keras.layers.Layer):
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
         transform_dim=None,
+        dense_bias=True,
+        layer_norm_bias=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
         self.vocabulary_size = vocabulary_size
+        self.dense_bias = dense_bias
+        self.layer_norm_bias = layer_norm_bias
         self.token_embedding = token_embedding
         self.activation = activation
         self.activation_fn = get_activation(activation)
@@ -89,11 +95,11 @@ class MaskedLMHead(keras.layers.Layer):
             )
         initializer = weight_initializer(self.initializer_range)
         self.dense = keras.layers.Dense(
-            width, kernel_initializer=initializer, dtype=self.dtype_policy, name="dense",
+            width, use_bias=self.dense_bias, kernel_initializer=initializer, dtype=self.dtype_policy, name="dense",
         )
         self.dense.build((None, hidden_dim))
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype="float32", name="layer_norm",
+            epsilon=self.layer_norm_epsilon, center=self.layer_norm_bias, dtype="float32", name="layer_norm",
         )
         self.layer_norm.build((None, width))
         if self.token_embedding is None:
@@ -132,6 +138,8 @@ class MaskedLMHead(keras.layers.Layer):
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "initializer_range": self.initializer_range,
                 "transform_dim": self.transform_dim,
+                "dense_bias": self.dense_bias,
+                "layer_norm_bias": self.layer_norm_bias,
             }
         )
         return config

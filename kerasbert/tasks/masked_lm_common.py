@@ -60,11 +60,13 @@ def build_masked_lm_head(backbone):
         >>> head.transform_dim, head.activation
         (128, 'gelu_approximate')
     """
+    names = masked_lm_head_names(backbone.family)
     return MaskedLMHead(
         backbone.vocabulary_size, token_embedding=backbone.token_embedding,
-        activation=masked_lm_head_names(backbone.family).activation or backbone.activation,
+        activation=names.activation or backbone.activation,
         layer_norm_epsilon=backbone.layer_norm_epsilon, initializer_range=backbone.initializer_range,
-        transform_dim=backbone.embedding_dim, dtype=backbone.dtype_policy, name="mlm_head",
+        transform_dim=getattr(backbone, "embedding_dim", None), dense_bias=names.dense_bias,
+        layer_norm_bias=getattr(backbone, "norm_bias", True), dtype=backbone.dtype_policy, name="mlm_head",
     )
 
 
@@ -76,16 +78,29 @@ def load_masked_lm_head(head, checkpoint, task_name, family, untrained_effect=UN
     """Load `family`'s HF masked-LM head (`cls.predictions.*` in BERT, `lm_head.*` in RoBERTa, ...) from
     `checkpoint` into `head`; warn when a checkpoint with weights has none (the head then keeps its fresh
     initialisation; `untrained_effect` ends the warning: what that means for the task)."""
-    prefix = masked_lm_head_names(family).prefix
-    weights = checkpoint.heads(prefix)
+    names = masked_lm_head_names(family)
+    weights = checkpoint.heads(names.prefix)
     if weights:
+        check_no_unheld_biases(head, names, weights, checkpoint.source)
         assign_links(masked_lm_head_links(head, family), weights, checkpoint.source)
     elif checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
         warnings.warn(
-            f"{checkpoint.source} has no masked-LM head ({prefix}*), so the {task_name}'s head starts untrained: "
+            f"{checkpoint.source} has no masked-LM head ({names.prefix}*), so the {task_name}'s head starts untrained: "
             f"{untrained_effect}",
             stacklevel=4,
         )
+
+
+def check_no_unheld_biases(head, names, weights, source):
+    """A ValueError when `weights` hold a bias that `head` was built without (a ModernBERT checkpoint saved with
+    HF `classifier_bias=True` or `norm_bias=True` where the backbone has none): it would be dropped silently."""
+    unheld = [name for name, held in ((f"{names.dense}.bias", head.dense_bias),
+                                      (f"{names.layer_norm}.bias", head.layer_norm_bias)) if name in weights and not held]
+    if unheld:
+        raise ValueError(f"{source} has masked-LM head biases {unheld} that this head has no place for (built with "
+                         f"dense_bias={head.dense_bias}, layer_norm_bias={head.layer_norm_bias}, from the family's "
+                         "defaults and the backbone's norm_bias). kerasbert reads only the head layout of HF's "
+                         "defaults for this family.")
 
 
 def write_task_preset(task, folder, heads, task_config=None):

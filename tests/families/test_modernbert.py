@@ -5,8 +5,9 @@ Reference: HF `ModernBertModel` (eager attention) of a seeded, randomly initiali
 GeGLU inner width 48), its norms moved off their initial ones so that every weight matters, saved with
 `save_pretrained` (no real ModernBERT weights can be downloaded here). Bar: max |difference| <= 1e-5 in
 float32 on sequence_output and every hidden state at real positions of a right-padded batch (measured: 4.8e-7
-on TensorFlow, 7.2e-7 on JAX, 0 on torch). The folder also holds a tiny byte-level BPE (`vocab.json` +
-`merges.txt`, written here) so that a `BertClassifier` can be built on it.
+on TensorFlow, 7.2e-7 on JAX, 0 on torch), and on the masked-LM logits of HF `ModernBertForMaskedLM` (same
+config and seed). The folders also hold a tiny byte-level BPE (`vocab.json` + `merges.txt`, written here) so that
+task models can be built on them.
 """
 
 import json
@@ -20,6 +21,7 @@ from kerasbert.families import ModernBertBackbone
 from kerasbert.families.family import backbone_class_for
 from kerasbert.families.roberta.roberta_tokenizer import bytes_to_unicode
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
@@ -36,22 +38,26 @@ MODERNBERT_BASE_PARAMETERS = 149_014_272  # HF ModernBertModel(ModernBertConfig(
 LENGTHS = (12, 9, 5)  # a right-padded batch: the window (2 either side) cuts the 12 and the 9 tokens
 
 
-@pytest.fixture(scope="module")
-def modernbert_folder(tmp_path_factory):
-    """(HF folder with the model and a tiny byte-level BPE (`vocab.json`, `merges.txt`), HF model in eval mode
-    with eager attention), built once."""
+def saved_hf_model(class_name, folder):
+    """(folder, an HF `class_name` of the `TINY` config, seed 0, eager attention, its norms moved off their initial
+    ones, in eval mode), saved in `folder` with a tiny byte-level BPE (`vocab.json`, `merges.txt`)."""
     torch.manual_seed(0)
-    model = transformers.ModernBertModel(transformers.ModernBertConfig(**TINY)).eval()
+    model = getattr(transformers, class_name)(transformers.ModernBertConfig(**TINY)).eval()
     model.set_attn_implementation("eager")
     with torch.no_grad():
         for name, weight in model.named_parameters():
             if "norm" in name:
                 weight.add_(torch.randn_like(weight) * 0.1)
-    folder = tmp_path_factory.mktemp("modernbert")
     model.save_pretrained(str(folder))
     (folder / "vocab.json").write_text(json.dumps({token: i for i, token in enumerate(VOCABULARY)}), encoding="utf-8")
     (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(MERGES) + "\n", encoding="utf-8")
     return folder, model
+
+
+@pytest.fixture(scope="module")
+def modernbert_folder(tmp_path_factory):
+    """`saved_hf_model` of HF `ModernBertModel`, built once."""
+    return saved_hf_model("ModernBertModel", tmp_path_factory.mktemp("modernbert"))
 
 
 def padded_batch():
@@ -93,6 +99,50 @@ def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(modernb
     # the window cuts: global attention everywhere changes the 12-token row
     unwindowed = ModernBertBackbone.from_checkpoint(checkpoint, local_attention=64)
     assert np.max(np.abs(numpy(unwindowed(inputs)["sequence_output"]) - numpy(ours["sequence_output"]))) > 1e-3
+
+
+@pytest.mark.all_backends
+def test_masked_lm_head_gives_hf_logits(tmp_path):
+    folder, model = saved_hf_model("ModernBertForMaskedLM", tmp_path)
+    with torch.no_grad():
+        model.head.dense.weight.add_(torch.randn_like(model.head.dense.weight))  # a head unlike the fresh one
+        model.decoder.bias.add_(torch.randn_like(model.decoder.bias))
+    model.save_pretrained(str(folder))
+    checkpoint = load_checkpoint(folder)
+    backbone = ModernBertBackbone.from_checkpoint(checkpoint)
+    head = build_masked_lm_head(backbone)
+    inputs = padded_batch()
+    head(backbone(inputs)["sequence_output"])  # builds the head before its weights load
+    load_masked_lm_head(head, checkpoint, "test", backbone.family)
+    assert head.dense.bias is None and head.layer_norm.beta is None  # HF's classifier_bias, norm_bias: False
+    with torch.no_grad():
+        theirs = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                       attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).logits
+    diff = max_diff(head(backbone(inputs)["sequence_output"]), theirs, inputs["padding_mask"])
+    print(f"ModernBERT masked-LM logits vs transformers ModernBertForMaskedLM: max |diff| {diff:.1e}")
+    assert diff <= TOLERANCE
+    fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=16)
+    texts = ["the <mask> in", "a <mask>"]
+    expected = fill.predict(texts, top_k=3, verbose=0)
+    assert [len(tokens) for tokens in expected["tokens"]] == [3, 3]
+    fill.save(tmp_path / "fill.keras")
+    copies = [keras.saving.load_model(tmp_path / "fill.keras"),
+              kerasbert.BertMaskedLM.from_preset(str(fill.save_to_preset(tmp_path / "preset")))]
+    for copy in copies:
+        got = copy.predict(texts, top_k=3, verbose=0)
+        assert got["tokens"].tolist() == expected["tokens"].tolist()
+        np.testing.assert_allclose(np.stack(got["scores"]), np.stack(expected["scores"]), atol=1e-6)
+    with pytest.raises(ValueError, match="HF folders of BERT only"):
+        fill.export_to_hf(tmp_path / "hf")
+
+
+def test_masked_lm_head_biases_it_cannot_hold_are_a_named_error(tmp_path):
+    folder, _ = saved_hf_model("ModernBertForMaskedLM", tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    transformers.ModernBertForMaskedLM(transformers.ModernBertConfig(**{**config, "classifier_bias": True})
+                                       ).save_pretrained(str(folder))
+    with pytest.raises(ValueError, match=r"head\.dense\.bias"):
+        kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=16)
 
 
 def test_parameter_count_equals_hf_modernbert_base():
@@ -148,5 +198,3 @@ def test_bad_configs_and_missing_parts_are_named_errors(modernbert_folder):
         ModernBertBackbone(num_layers=2, local_attention=1)
     with pytest.raises(ValueError, match="fine_tuning='full'"):
         ModernBertBackbone(num_layers=1, lora_rank=4)
-    with pytest.raises(ValueError, match="no masked-LM head of the modernbert family"):
-        kerasbert.BertMaskedLM.from_preset(str(modernbert_folder[0]))

@@ -2,12 +2,14 @@
 
 Its tokenizer is a byte-level BPE of RoBERTa's kind, read by `RobertaTokenizer` from `vocab.json` and
 `merges.txt`, or from the `tokenizer.json` answerdotai's folders ship alone (`roberta_settings` reads its special
-tokens, added tokens and offset trimming). No masked-LM head: HF's
-`ModernBertPredictionHead` (dense, activation, norm) then a tied decoder with a bias is not `MaskedLMHead`'s
-layout, so `masked_lm_head` is None and `BertMaskedLM` on a ModernBERT is a ValueError saying so.
+tokens, added tokens and offset trimming). The masked-LM head is HF `ModernBertForMaskedLM`'s: `head.dense` (no
+bias: `classifier_bias`), the exact GELU (`classifier_activation`), `head.norm` (beta only with `norm_bias`), then
+`decoder`, tied to the token embeddings, with its bias (`decoder_bias`); kerasbert reads HF's defaults of those
+three keys.
 """
 
 from kerasbert.families.family import Family
+from kerasbert.families.family_heads import MaskedLMHeadNames
 from kerasbert.families.modernbert.modernbert_backbone import ModernBertBackbone
 from kerasbert.families.modernbert.modernbert_weights import ModernBertNames
 from kerasbert.families.roberta.family import roberta_settings
@@ -71,5 +73,6 @@ FAMILY = Family(
                         tokenizer_files=("vocab.json", "merges.txt"), tokenizer_settings=roberta_settings,
                         flat_config=modernbert_flat_config),
     weights=ModernBertNames(),
-    masked_lm_head=None,
+    masked_lm_head=MaskedLMHeadNames(("head.", "decoder."), "head.dense", "head.norm", "decoder.bias", "decoder",
+                                     "gelu", "ModernBertForMaskedLM", dense_bias=False),
 )

@@ -8,34 +8,21 @@ Examples:
     'embeddings.norm.weight'
 """
 
+from kerasbert.families.checkpoint_weights import dense_links, norm_links
 from kerasbert.layers.geglu_feed_forward import GegluFeedForward
 from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
 from kerasbert.layers.rotary_attention import RotarySelfAttention
-
-
-def linear_links(layer, name):
-    """A Dense stored as a torch Linear called `name`, bias only where it has one."""
-    yield layer.kernel, [f"{name}.weight"], "kernel"
-    if layer.use_bias:
-        yield layer.bias, [f"{name}.bias"], "copy"
-
-
-def norm_links(layer, name):
-    """A LayerNormalization stored as torch's `name`, beta only where it has one (HF `norm_bias`)."""
-    yield layer.gamma, [f"{name}.weight"], "copy"
-    if layer.center:
-        yield layer.beta, [f"{name}.bias"], "copy"
 
 
 def block_links(block, prefix):
     """`(variable, hf_names, kind)` of one `ModernBertEncoderBlock` under HF `ModernBertEncoderLayer` names."""
     if block.attention_layer_norm is not None:
         yield from norm_links(block.attention_layer_norm, f"{prefix}.attn_norm")
-    yield from linear_links(block.attention.qkv_dense, f"{prefix}.attn.Wqkv")
-    yield from linear_links(block.attention.output_dense, f"{prefix}.attn.Wo")
+    yield from dense_links(block.attention.qkv_dense, f"{prefix}.attn.Wqkv")
+    yield from dense_links(block.attention.output_dense, f"{prefix}.attn.Wo")
     yield from norm_links(block.mlp_layer_norm, f"{prefix}.mlp_norm")
-    yield from linear_links(block.mlp.input_dense, f"{prefix}.mlp.Wi")
-    yield from linear_links(block.mlp.output_dense, f"{prefix}.mlp.Wo")
+    yield from dense_links(block.mlp.input_dense, f"{prefix}.mlp.Wi")
+    yield from dense_links(block.mlp.output_dense, f"{prefix}.mlp.Wo")
 
 
 class ModernBertNames:
