@@ -227,6 +227,21 @@ def post_processor_specials(fast):
     return found
 
 
+def template_pair_separators(fast):
+    """The separators between a pair's texts in a `tokenizer.json`'s template post-processor (ModernBERT's
+    `[CLS] $A [SEP] $B [SEP]`: 1); 2 (RoBERTa's `</s></s>`) for a `RobertaProcessing` one or without a file."""
+    processor = (fast or {}).get("post_processor") or {}
+    steps = processor.get("processors", []) if processor.get("type") == "Sequence" else [processor]
+    template = next((step["pair"] for step in steps if step.get("type") == "TemplateProcessing"), None)
+    if not template:
+        return 2
+    kinds = ["A" if item.get("Sequence", {}).get("id") == "A" else "B" if "Sequence" in item else "special"
+             for item in template]
+    if "A" not in kinds or "B" not in kinds:
+        return 2
+    return kinds.index("B") - kinds.index("A") - 1
+
+
 def special_tokens_of(fast, settings, names):
     """The special tokens of `names` (e.g. `unk_token`, ...) a tokenizer folder names: `tokenizer_config.json`'s
     (`settings`), else the `tokenizer.json` post-processor's class and separator tokens and the model's unknown

@@ -19,6 +19,7 @@ import pytest
 
 from kerasbert.data.shipped import load_dataset
 from kerasbert.families.bert.bert_tokenizer import BertTokenizer
+from kerasbert.families.bert_preprocessor import BertPreprocessor
 from kerasbert.families.deberta_v2.deberta_v2_tokenizer import DebertaV2Tokenizer
 from kerasbert.families.family import tokenizer_from_preset
 from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
@@ -136,6 +137,20 @@ def test_modernbert_layout_settings(modernbert5):
     assert isinstance(tokenizer, RobertaTokenizer) and not tokenizer.trim_offsets and tokenizer.mask_token_lstrip
     assert (tokenizer.cls_token, tokenizer.sep_token, tokenizer.mask_token) == ("[CLS]", "[SEP]", "[MASK]")
     assert tokenizer.cls_token_id == 3001
+
+
+@pytest.mark.parametrize("folder_name, separators", [("modernbert5", 1), ("roberta5", 2)])
+def test_pairs_pack_as_the_template_says(folder_name, separators, request):
+    """ModernBERT's template parts a pair with one [SEP], RoBERTa's with </s></s>: the ids equal HF's."""
+    folder = request.getfixturevalue(folder_name)
+    preprocessor = BertPreprocessor(tokenizer_from_preset(str(folder)), sequence_length=24)
+    assert preprocessor.tokenizer.pair_separators == separators
+    pairs = [("She had a sister.", "Elizabeth laughed at it"), ("Yes", "no, not at all, never")]
+    ours = preprocessor(([a for a, _ in pairs], [b for _, b in pairs]))
+    theirs = assets.hf_fast(folder)([a for a, _ in pairs], [b for _, b in pairs])["input_ids"]
+    for row, expected in enumerate(theirs):
+        real = np.asarray(ours["padding_mask"][row]).astype(bool)
+        assert np.asarray(ours["token_ids"][row])[real].tolist() == expected
 
 
 def test_unsupported_kinds_are_named_errors(roberta5):

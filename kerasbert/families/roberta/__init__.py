@@ -2,7 +2,7 @@
 
 from kerasbert.families.roberta.family import FAMILY
 from kerasbert.families.roberta.roberta_backbone import RobertaBackbone
-from kerasbert.families.roberta.roberta_packer import RobertaPacker
+from kerasbert.families.roberta.roberta_packer import RobertaPacker, SingleSeparatorPacker
 from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
 
-__all__ = ["FAMILY", "RobertaBackbone", "RobertaPacker", "RobertaTokenizer"]
+__all__ = ["FAMILY", "RobertaBackbone", "RobertaPacker", "RobertaTokenizer", "SingleSeparatorPacker"]

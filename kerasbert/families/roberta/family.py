@@ -7,7 +7,7 @@ from kerasbert.families.roberta.roberta_backbone import RobertaBackbone
 from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
 from kerasbert.presets.hf_families import BERT_CONFIG_KEYS, STOCK_BERT, HfFamily
 from kerasbert.presets.hf_format import added_token
-from kerasbert.tokenizers.tokenizer_json import special_tokens_of
+from kerasbert.tokenizers.tokenizer_json import special_tokens_of, template_pair_separators
 
 
 def trims_offsets(fast):
@@ -24,8 +24,8 @@ def trims_offsets(fast):
 def roberta_settings(fast, settings):
     """`RobertaTokenizer` settings: the prefix space (the pre-tokenizer's, else `tokenizer_config.json`'s),
     whether `<mask>` takes the space on its left (its added token's `lstrip`; RoBERTa's is True), whether
-    offsets are trimmed, the special tokens the folder names (ModernBERT's `[CLS]`, ...) and the other added
-    tokens of its `tokenizer.json`."""
+    offsets are trimmed, the special tokens the folder names (ModernBERT's `[CLS]`, ...), the other added
+    tokens of its `tokenizer.json` and the separators between a pair's texts (`pair_separators`)."""
     pre_tokenizer = (fast or {}).get("pre_tokenizer") or {}
     if pre_tokenizer.get("type") == "Sequence" and len(pre_tokenizer.get("pretokenizers") or []) == 1:
         pre_tokenizer = pre_tokenizer["pretokenizers"][0]
@@ -34,6 +34,7 @@ def roberta_settings(fast, settings):
     mask = added_token(fast, special_tokens.get("mask_token", "<mask>"))
     return {"add_prefix_space": bool(add_prefix_space), "mask_token_lstrip": bool((mask or {}).get("lstrip", True)),
             "trim_offsets": trims_offsets(fast), "special_tokens": special_tokens,
+            "pair_separators": template_pair_separators(fast),
             "added_tokens": [token["content"] for token in (fast or {}).get("added_tokens", [])
                              if token["content"] not in {**RobertaTokenizer.default_special_tokens, **special_tokens}.values()]}
 

@@ -1,4 +1,5 @@
-"""RobertaPacker: ids of one or two texts -> `<s> A </s>` or `<s> A </s></s> B </s>`, truncated and padded."""
+"""RobertaPacker: ids of one or two texts -> `<s> A </s>` or `<s> A </s></s> B </s>`, truncated and padded;
+`SingleSeparatorPacker`: the same with one separator in a pair (ModernBERT's `[CLS] A [SEP] B [SEP]`)."""
 
 import keras
 import tensorflow as tf
@@ -36,13 +37,13 @@ class RobertaPacker(BertPacker):
 
     def num_special_tokens(self, num_segments):
         """`<s>` and `</s>` around each segment (a pair: `<s> A </s></s> B </s>`)."""
-        return 2 * num_segments
+        return 1 + num_segments + (self.pair_separators - 1) * (num_segments - 1)
 
     def _pack(self, segments):
         batch_size = segments[0].nrows()
         cls = tf.fill([batch_size, 1], self.cls_token_id)
         sep = tf.fill([batch_size, 1], self.sep_token_id)
-        pair = [sep, segments[1], sep] if len(segments) == 2 else []
+        pair = [*[sep] * (self.pair_separators - 1), segments[1], sep] if len(segments) == 2 else []
         token_ids = tf.concat([cls, segments[0], sep, *pair], axis=1)
         shape = [None, self.sequence_length if self.pad_to_sequence_length else None]
         padding_mask = tf.ones_like(token_ids, tf.bool).to_tensor(False, shape=shape)
@@ -51,3 +52,17 @@ class RobertaPacker(BertPacker):
             "segment_ids": tf.zeros_like(padding_mask, tf.int32),
             "padding_mask": padding_mask,
         }
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class SingleSeparatorPacker(RobertaPacker):
+    """`RobertaPacker` with one separator between a pair's texts: `[CLS] A [SEP] B [SEP]`, as ModernBERT's
+    `tokenizer.json` template packs them (`RobertaTokenizer(pair_separators=1)` packs with it).
+
+    Examples:
+        >>> packer = SingleSeparatorPacker(cls_token_id=0, sep_token_id=2, pad_token_id=1, sequence_length=9)
+        >>> packer((tf.ragged.constant([[7, 8, 9, 10]]), tf.ragged.constant([[11, 12]])))["token_ids"].numpy().tolist()
+        [[0, 7, 8, 9, 10, 2, 11, 12, 2]]
+    """
+
+    pair_separators = 1

@@ -9,7 +9,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from kerasbert.atomic_files import write_text_atomically
-from kerasbert.families.roberta.roberta_packer import RobertaPacker
+from kerasbert.families.roberta.roberta_packer import RobertaPacker, SingleSeparatorPacker
 from kerasbert.tokenizers.string_inputs import to_string_tensor
 from kerasbert.tokenizers.tokenizer_base import TokenizerBase
 from kerasbert.tokenizers.tokenizer_json import TOKENIZER_JSON, bpe_model, is_tokenizer_json, read_tokenizer_json
@@ -158,6 +158,8 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
         special_tokens: the special tokens that differ from `default_special_tokens`, by name ("unk_token",
             "cls_token", "sep_token", "pad_token", "mask_token"); all must be in the vocabulary (`<s>` is also
             RoBERTa's bos, `</s>` its eos).
+        pair_separators: separators between a pair's texts: 2 (RoBERTa's `</s></s>`, `RobertaPacker`) or 1
+            (ModernBERT's `[SEP]`, `SingleSeparatorPacker`), as the `tokenizer.json` template says.
 
     Examples:
         >>> tokenizer = RobertaTokenizer("roberta-base")  # doctest: +SKIP
@@ -171,11 +173,15 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
     set_vocabulary_call = "set_vocabulary(folder)"
     default_special_tokens = {"unk_token": "<unk>", "cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>",
                               "mask_token": "<mask>"}
-    config_names = ("add_prefix_space", "mask_token_lstrip", "trim_offsets", "added_tokens")
+    config_names = ("add_prefix_space", "mask_token_lstrip", "trim_offsets", "added_tokens", "pair_separators")
 
     def __init__(self, vocabulary=None, merges=None, add_prefix_space=False, mask_token_lstrip=True,
-                 special_tokens=None, trim_offsets=True, added_tokens=(), **kwargs):
+                 special_tokens=None, trim_offsets=True, added_tokens=(), pair_separators=2, **kwargs):
         super().__init__(**kwargs)
+        if pair_separators not in (1, 2):
+            raise ValueError(f"pair_separators={pair_separators!r}: a pair's texts are parted by 2 separators "
+                             "(RoBERTa's </s></s>) or 1 (ModernBERT's [SEP]).")
+        self.pair_separators = pair_separators
         self.add_prefix_space = bool(add_prefix_space)
         self.mask_token_lstrip = bool(mask_token_lstrip)
         self.trim_offsets = bool(trim_offsets)
@@ -272,8 +278,12 @@ class RobertaTokenizer(TokenizerBase, keras.layers.Layer):
     # Presets: HF's `vocab.json`, `merges.txt` and tokenizer settings.
 
     families = ("roberta", "modernbert", "longformer")  # the families whose checkpoints use this byte-level BPE
-    packer_class = RobertaPacker
     word_start_marker = SPACE_CHARACTER
+
+    @property
+    def packer_class(self):
+        """How the model packs texts: `RobertaPacker`, or `SingleSeparatorPacker` with `pair_separators=1`."""
+        return RobertaPacker if self.pair_separators == 2 else SingleSeparatorPacker
 
     def write_files(self, folder):
         """Write `vocab.json` and `merges.txt` (with HF's `#version` line) into `folder`."""
