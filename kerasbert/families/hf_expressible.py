@@ -73,6 +73,8 @@ def hf_inexpressible(backbone):
                          f"it lacks weights that HF {backbone.family} has ({error}). Save it with "
                          "save_to_preset(folder) (the kerasbert format keeps every weight and the block "
                          "class).") from None
+    task_model_weights = getattr(family_named(backbone.family).weights, "task_model_weights", lambda _: [])
+    linked |= {id(variable) for variable in task_model_weights(backbone)}  # HF's task models hold them
     unnamed = [variable.path for variable in backbone.weights if id(variable) not in linked]
     if unnamed:
         problems.append(f"{len(unnamed)} weight(s) have no HF name ({', '.join(unnamed[:4])}"

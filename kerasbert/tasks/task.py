@@ -173,10 +173,12 @@ class Task(PipelineModel):
 
     @classmethod
     def hf_head_on(cls, backbone_class):
-        """`hf_head`, or the family's own name for it (`task_models` of a family's backbone, e.g. XLNet's
-        `logits_proj`)."""
+        """`hf_head`, or the family's own name for it: `task_models` of a family's backbone (e.g. XLNet's
+        `logits_proj`) or its `hf_heads` (e.g. DeBERTa's `classifier` saved by `DebertaV2ForSequenceClassification`)."""
         task_models = getattr(backbone_class, "task_models", True)
-        return task_models.get(cls.__name__) if isinstance(task_models, dict) else cls.hf_head
+        if isinstance(task_models, dict):
+            return task_models.get(cls.__name__)
+        return getattr(backbone_class, "hf_heads", {}).get(cls.__name__, cls.hf_head)
 
     def heads_from_checkpoint(self, checkpoint):
         """Load the checkpoint's `hf_head` into the default logits layer when it has one of the same

@@ -6,15 +6,19 @@ from kerasbert.families.bert.bert_backbone import (
     backbone_outputs,
     run_blocks,
 )
+from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family_backbone import FamilyBackbone
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
 from kerasbert.layers.disentangled_attention import check_position_attention
+from kerasbert.layers.initializers import weight_initializer
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 # What BertBackbone has and DebertaV2Backbone has not: task models and fine-tuning modes may ask for them.
 PARAMETER_EFFICIENT = ("adapter_size", "lora_rank")
 REL_EMBEDDING_NORMS = ("none", "layer_norm")
+POOLER_ACTIVATIONS = ("gelu", "relu", "silu", "tanh")  # HF pooler_hidden_act values whose keras name is the same
+POOLER = "pooler.dense"  # HF ContextPooler's Linear in DebertaV2ForSequenceClassification / ForMultipleChoice
 
 
 def check_norm_rel_ebd(norm_rel_ebd):
@@ -37,8 +41,12 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
     `DebertaEncoderBlock`s that share one `RelativeEmbeddingTable` (`2 * position_buckets` rows, or
     `2 * max_relative_positions` without buckets; LayerNormed with `norm_rel_ebd="layer_norm"`). Inputs and
     outputs are `BertBackbone`'s (`token_ids`, `segment_ids`, `padding_mask` in; `sequence_output`,
-    `pooled_output`, and `hidden_states` / `attentions` when asked, out). HF's base model has no pooler, so
-    `pooled_output` is the `[CLS]` hidden state unchanged (as MobileBERT's without its pooler). Defaults are
+    `pooled_output`, and `hidden_states` / `attentions` when asked, out). `pooled_output` is HF's `ContextPooler`
+    of its sequence classifiers and multiple-choice models (a Dense of the `[CLS]` hidden state with
+    `pooler_activation`, HF `pooler_hidden_act`): HF's base model has none, so it loads from a fine-tuned
+    `DebertaV2ForSequenceClassification` / `ForMultipleChoice` folder (`pooler.dense.*`) and otherwise starts
+    fresh, as HF's task models start it; it is not written to HF folders (`DebertaV2Model` has no place for it).
+    Defaults are
     microsoft/deberta-v3-base's sizes and settings. Its blocks are no `TransformerEncoderBlock`s, so it has no
     adapters or LoRA (fine-tune it in full or frozen).
 
@@ -49,6 +57,8 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
         max_relative_positions: HF's; below 1 means `max_sequence_length` (as HF).
         num_segments: HF `type_vocab_size` (0: no segment embeddings).
         dropout, attention_dropout, max_sequence_length, activation: as `BertBackbone`.
+        pooler_activation: the `ContextPooler`'s activation (HF `pooler_hidden_act`: "gelu", the exact GELU,
+            "relu", "silu" or "tanh").
         layer_norm_epsilon, initializer_range, output_hidden_states, output_attentions, dtype: as `BertBackbone`.
 
     Examples:
@@ -59,23 +69,31 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
     """
 
     family = "deberta-v2"  # the HF model_type whose checkpoints name this class's weights
+    # The fine-tuned HF heads that BERT's task models load (name, HF class) where BERT's class names differ.
+    hf_heads = {"BertClassifier": ("classifier", "DebertaV2ForSequenceClassification"),
+                "BertTokenClassifier": ("classifier", "DebertaV2ForTokenClassification")}
     config_names = (  # the constructor arguments get_config returns
         "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "relative_attention",
         "pos_att_type", "position_buckets", "max_relative_positions", "share_att_key", "norm_rel_ebd",
         "position_biased_input", "num_segments", "dropout", "attention_dropout", "max_sequence_length",
-        "activation", "layer_norm_epsilon", "initializer_range", "output_hidden_states", "output_attentions")
+        "activation", "pooler_activation", "layer_norm_epsilon", "initializer_range", "output_hidden_states",
+        "output_attentions")
 
     def __init__(self, vocabulary_size=128100, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  relative_attention=True, pos_att_type=("p2c", "c2p"), position_buckets=256,
                  max_relative_positions=-1, share_att_key=True, norm_rel_ebd="layer_norm",
                  position_biased_input=False, num_segments=0, dropout=0.0, attention_dropout=0.0,
-                 max_sequence_length=512, activation="gelu", layer_norm_epsilon=1e-7, initializer_range=0.02,
+                 max_sequence_length=512, activation="gelu", pooler_activation="gelu", layer_norm_epsilon=1e-7,
+                 initializer_range=0.02,
                  output_hidden_states=False, output_attentions=False, dtype=None, **kwargs):
         asked = [name for name in PARAMETER_EFFICIENT if kwargs.pop(name, None)]
         if asked:
             raise ValueError(f"DebertaV2Backbone has no adapters or LoRA updates ({', '.join(asked)} given): its "
                              "blocks are DebertaEncoderBlocks. Fine-tune it with fine_tuning='full' or 'frozen'.")
         pos_att_type = check_position_attention(pos_att_type)
+        if pooler_activation not in POOLER_ACTIVATIONS:
+            raise ValueError(f"pooler_activation={pooler_activation!r} (HF pooler_hidden_act): kerasbert's DeBERTa "
+                             f"pooler takes {list(POOLER_ACTIVATIONS)} (keras' gelu is the exact one, as HF's).")
         normalize_relative = check_norm_rel_ebd(norm_rel_ebd)
         relative_span = max_relative_positions if max_relative_positions >= 1 else max_sequence_length
         table_rows = 2 * (position_buckets if position_buckets > 0 else relative_span)
@@ -93,6 +111,8 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
                                 layer_norm_epsilon, initializer_range, dtype=dtype, name=f"encoder_block_{i}")
             for i in range(num_layers)
         ]
+        pooler = keras.layers.Dense(hidden_dim, activation=pooler_activation, dtype=dtype,
+                                    kernel_initializer=weight_initializer(initializer_range), name="pooler")
 
         # === Functional model ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in PACKED_INPUTS}
@@ -100,7 +120,7 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
         rel_embeddings = relative_table(x) if relative_table is not None else None
         x, hidden_states, attentions = run_blocks(blocks, x, inputs["padding_mask"], output_attentions,
                                                   rel_embeddings=rel_embeddings)
-        outputs = backbone_outputs(x, None, hidden_states, attentions, output_hidden_states, output_attentions)
+        outputs = backbone_outputs(x, pooler, hidden_states, attentions, output_hidden_states, output_attentions)
         super().__init__(inputs=inputs, outputs=outputs, dtype=dtype, **kwargs)
 
         # === Config ===
@@ -110,7 +130,17 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
         self.relative_embedding = relative_table
         self.encoder_blocks = blocks
         self.final_layer_norm = None
-        self.pooler = None
+        self.pooler = pooler
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint, **overrides):
+        """`FamilyBackbone.from_checkpoint`, and the `ContextPooler` of a fine-tuned HF task folder when it has
+        one (`pooler.dense.*`)."""
+        backbone = super().from_checkpoint(checkpoint, **overrides)
+        pooler = checkpoint.heads(f"{POOLER}.")
+        if pooler:
+            assign_links(dense_links(backbone.pooler, POOLER), pooler, checkpoint.source)
+        return backbone
 
     @property
     def token_embedding(self):

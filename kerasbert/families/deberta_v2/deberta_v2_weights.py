@@ -38,7 +38,12 @@ class DebertaV2Names:
     """The family's `weights`: HF `DebertaV2Model`'s names of every backbone weight, and the layers whose
     computation HF's model fixes."""
 
-    pooler = None  # HF DebertaV2Model has no pooler
+    pooler = None  # HF DebertaV2Model has no pooler: its task models have (`DebertaV2Backbone.from_checkpoint`)
+
+    def task_model_weights(self, backbone):
+        """The weights HF keeps in its task models, not in `DebertaV2Model` (the `ContextPooler`'s): a base
+        folder leaves them out without losing the backbone."""
+        return backbone.pooler.weights
 
     def links(self, backbone):
         """Yield `(variable, hf_names, kind)` of every weight of a `DebertaV2Backbone`."""

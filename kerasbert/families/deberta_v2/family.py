@@ -16,13 +16,14 @@ from kerasbert.tokenizers.tokenizer_json import TokenizerJsonError, deberta_sett
 DEBERTA_V2_CONFIG_KEYS = {**BERT_CONFIG_KEYS, "relative_attention": "relative_attention",
                           "pos_att_type": "pos_att_type", "position_buckets": "position_buckets",
                           "max_relative_positions": "max_relative_positions", "share_att_key": "share_att_key",
-                          "norm_rel_ebd": "norm_rel_ebd", "position_biased_input": "position_biased_input"}
+                          "norm_rel_ebd": "norm_rel_ebd", "position_biased_input": "position_biased_input",
+                          "pooler_hidden_act": "pooler_activation"}
 # HF DebertaV2Config's defaults of the keys a config.json may leave out (transformers 5.24; position_buckets,
 # share_att_key and norm_rel_ebd are read with getattr defaults by the model).
 DEBERTA_V2_DEFAULTS = {"layer_norm_eps": 1e-7, "hidden_act": "gelu", "type_vocab_size": 0,
                        "relative_attention": False, "pos_att_type": None, "position_buckets": -1,
                        "max_relative_positions": -1, "share_att_key": False, "norm_rel_ebd": "none",
-                       "position_biased_input": True}
+                       "position_biased_input": True, "pooler_hidden_act": "gelu"}
 
 
 
