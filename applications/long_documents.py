@@ -13,6 +13,8 @@ documents with XLNet's settings) trained the same way (AdamW `--xlnet-learning-r
 "XLNet, cut at 128" reads a document's first 126 pieces; "XLNet, memory" reads it whole, segment after segment
 of 128 tokens, each attending to the last 384 hidden states of every layer that the previous segments left
 (`kb.MemoryReader`; the loss on the last segment's `<cls>`, no gradient through the memory, as Transformer-XL).
+Measured 2026-11-28 (1,037 s, shared CPU): Austen 0.167 either way (chance: from random weights neither learns the
+novels), SpamAssassin 0.894 cut at 128 against 0.838 through the memory.
 
 Data (shipped, offline): `jane_austen` has one row per paragraph with its `book` and `chapter`; a document is a
 chapter's paragraphs joined (chapter 0, the front matter, left out), labelled by its book. Chapters are drawn
