@@ -12,6 +12,7 @@ the same bar (measured on TensorFlow: 5.6e-9 and 6.0e-8 on the logits).
 """
 
 import json
+import warnings
 
 import keras
 import numpy as np
@@ -172,30 +173,26 @@ def numpy_inputs(packed):
     return {key: keras.ops.convert_to_numpy(value).astype("int32") for key, value in packed.items()}
 
 
-def with_heads_of(reference, dense, linears):
-    """Copy the kerasbert Dense layers `dense` into the torch `linears` of the HF task model `reference`."""
-    with torch.no_grad():
-        for layer, linear in zip(dense, linears):
-            linear.weight.copy_(torch.tensor(keras.ops.convert_to_numpy(layer.kernel).T))
-            linear.bias.copy_(torch.tensor(keras.ops.convert_to_numpy(layer.bias)))
-
-
 def hf_task_model(model, hf_class, **config):
-    """An HF Longformer task model in eval mode holding `model`'s encoder (its heads set by `with_heads_of`)."""
+    """An HF Longformer task model in eval mode holding `model`'s encoder (its heads HF's random ones)."""
     reference = hf_class(transformers.LongformerConfig(**TINY, **config)).eval()
     state = {name: value for name, value in model.state_dict().items() if not name.startswith("pooler.")}
     reference.longformer.load_state_dict(state)
     return reference
 
 
-def test_classifier_makes_s_global_and_equals_hf_sequence_classification(longformer_folder):
+def test_classifier_reads_hf_classifier_folders_makes_s_global_and_equals_hf(longformer_folder, tmp_path):
     folder, model = longformer_folder
-    classifier = kerasbert.BertClassifier.from_preset(str(folder), num_classes=2, sequence_length=SEQUENCE_LENGTH)
-    assert classifier.backbone.global_tokens == "cls"
     # HF's LongformerClassificationHead (dense + tanh on <s>, then out_proj) is the pooler and the logits layer
-    reference = hf_task_model(model, transformers.LongformerForSequenceClassification, num_labels=2)
-    with_heads_of(reference, (classifier.backbone.pooler, classifier.logits_layer),
-                  (reference.classifier.dense, reference.classifier.out_proj))
+    reference = hf_task_model(model, transformers.LongformerForSequenceClassification,
+                              id2label={0: "bad", 1: "fine", 2: "great"})
+    reference.save_pretrained(str(tmp_path))  # a fine-tuned HF folder: `longformer.*` and `classifier.*`
+    for name in ("vocab.json", "merges.txt"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "pooler keeps its fresh initialisation": classifier.dense is it
+        classifier = kerasbert.BertClassifier.from_preset(str(tmp_path), sequence_length=SEQUENCE_LENGTH)
+    assert classifier.backbone.global_tokens == "cls" and classifier.labels == ["bad", "fine", "great"]
     inputs = packed_texts(folder)
     with torch.no_grad():
         theirs = reference(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
@@ -251,5 +248,24 @@ def test_bad_configs_and_missing_parts_are_named_errors(longformer_folder):
         LongformerBackbone(num_layers=1, lora_rank=4)
     with pytest.raises(ValueError, match="output_attentions=False"):
         LongformerBackbone(num_layers=1, output_attentions=True)
-    with pytest.raises(ValueError, match="no masked-LM head of the longformer family"):
-        kerasbert.BertMaskedLM.from_preset(str(longformer_folder[0]))
+
+
+def test_masked_lm_equals_hf_longformer_for_masked_lm(longformer_folder, tmp_path):
+    folder, base = longformer_folder
+    model = hf_task_model(base, transformers.LongformerForMaskedLM)
+    with torch.no_grad():
+        model.lm_head.bias.add_(torch.randn_like(model.lm_head.bias))
+    model.save_pretrained(str(tmp_path))
+    for name in ("vocab.json", "merges.txt"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    fill = kerasbert.BertMaskedLM.from_preset(str(tmp_path), sequence_length=SEQUENCE_LENGTH)
+    inputs = packed_texts(folder)
+    positions = np.tile(np.arange(SEQUENCE_LENGTH, dtype="int32"), (len(TEXTS), 1))
+    ours = fill({**inputs, "mask_positions": positions})
+    with torch.no_grad():
+        theirs = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                       attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).logits
+    difference = max_diff(ours, theirs, inputs["padding_mask"])
+    print(f"Longformer masked-LM logits vs transformers LongformerForMaskedLM: max |diff| {difference:.1e}")
+    assert difference <= TOLERANCE
+    assert len(fill.predict(["The screen <mask> sharp."], top_k=2, verbose=0)["tokens"][0]) == 2

@@ -1,10 +1,12 @@
 """The Longformer family as data: HF config keys and defaults, weight names (`longformer_weights.py`).
 
-Its tokenizer and packer are RoBERTa's (`vocab.json`, `merges.txt`). No masked-LM head yet: `BertMaskedLM` on a
-Longformer is a ValueError saying so.
+Its tokenizer and packer are RoBERTa's (`vocab.json`, `merges.txt`), and so is its masked-LM head (HF
+`LongformerLMHead`: `lm_head.*`, exact GELU); masked LM reads with local attention only, as HF's
+`LongformerForMaskedLM` does without a `global_attention_mask`.
 """
 
 from kerasbert.families.family import Family
+from kerasbert.families.family_heads import MaskedLMHeadNames
 from kerasbert.families.longformer.longformer_backbone import LongformerBackbone
 from kerasbert.families.longformer.longformer_weights import LongformerNames
 from kerasbert.families.roberta.family import roberta_settings
@@ -30,5 +32,6 @@ FAMILY = Family(
                         marker_weight="encoder.layer.0.attention.self.query_global.weight",
                         tokenizer_files=("vocab.json", "merges.txt"), tokenizer_settings=roberta_settings),
     weights=LongformerNames(),
-    masked_lm_head=None,
+    masked_lm_head=MaskedLMHeadNames("lm_head.", "lm_head.dense", "lm_head.layer_norm", "lm_head.bias",
+                                     "lm_head.decoder", "gelu", "LongformerForMaskedLM"),
 )
