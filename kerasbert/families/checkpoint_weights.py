@@ -124,7 +124,7 @@ def dense_links(layer, name):
     """`(variable, hf_names, kind)` of a Dense layer stored as a torch Linear called `name` (bias only where the
     layer has one)."""
     yield layer.kernel, [f"{name}.weight"], "kernel"
-    if layer.use_bias:
+    if getattr(layer, "use_bias", True):
         yield layer.bias, [f"{name}.bias"], "copy"
 
 
