@@ -11,10 +11,12 @@ Examples:
     >>> backbone.export_to_hf("hf_mobilebert", tokenizer=tokenizer)
 """
 
+import warnings
+
 import keras
 
 from kerasbert.families.bert.bert_backbone import check_checkpoint_family, check_tokenizer_fits
-from kerasbert.families.checkpoint_weights import apply_checkpoint, export_hf_weights
+from kerasbert.families.checkpoint_weights import apply_checkpoint, assign_links, dense_links, export_hf_weights
 from kerasbert.families.hf_expressible import check_hf_expressible
 from kerasbert.presets.hf_format import write_hf_folder
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
@@ -29,6 +31,9 @@ class FamilyBackbone:
 
     family = None  # the HF model_type whose checkpoints name the subclass's weights
     config_names = ()  # the constructor's arguments that `get_config` returns
+    # (HF name, HF class or None) of a Linear that HF keeps in a fine-tuned task model's head and kerasbert in the
+    # pooler (DeBERTa's `ContextPooler`, Longformer's classification head): loaded into `pooler` when present.
+    task_pooler = None
 
     def keep_config(self, arguments):
         """Keep `arguments[name]` as `self.<name>` for each of `config_names` (`arguments`: the constructor's
@@ -61,8 +66,15 @@ class FamilyBackbone:
         another family is a `FamilyMismatchError` naming it."""
         check_checkpoint_family(checkpoint, cls)
         backbone = cls(**{**checkpoint.backbone_config, **overrides})
+        name, architecture = cls.task_pooler or (None, None)
+        pooler = checkpoint.heads(f"{name}.", architecture) if name else {}
         if checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
-            apply_checkpoint(backbone, checkpoint)
+            with warnings.catch_warnings():
+                if pooler:  # the base model's own pooler may be missing: the task model's takes its place below
+                    warnings.filterwarnings("ignore", message=".*the pooler keeps its fresh initialisation")
+                apply_checkpoint(backbone, checkpoint)
+        if pooler:
+            assign_links(dense_links(backbone.pooler, name), pooler, checkpoint.source)
         return backbone
 
     def save_to_preset(self, folder, tokenizer=None, format="kerasbert", allow_lossy=False):

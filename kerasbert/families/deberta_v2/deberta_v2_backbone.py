@@ -6,7 +6,6 @@ from kerasbert.families.bert.bert_backbone import (
     backbone_outputs,
     run_blocks,
 )
-from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family_backbone import FamilyBackbone
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
@@ -18,7 +17,6 @@ from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 PARAMETER_EFFICIENT = ("adapter_size", "lora_rank")
 REL_EMBEDDING_NORMS = ("none", "layer_norm")
 POOLER_ACTIVATIONS = ("gelu", "relu", "silu", "tanh")  # HF pooler_hidden_act values whose keras name is the same
-POOLER = "pooler.dense"  # HF ContextPooler's Linear in DebertaV2ForSequenceClassification / ForMultipleChoice
 
 
 def check_norm_rel_ebd(norm_rel_ebd):
@@ -72,6 +70,7 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
     # The fine-tuned HF heads that BERT's task models load (name, HF class) where BERT's class names differ.
     hf_heads = {"BertClassifier": ("classifier", "DebertaV2ForSequenceClassification"),
                 "BertTokenClassifier": ("classifier", "DebertaV2ForTokenClassification")}
+    task_pooler = ("pooler.dense", None)  # HF's ContextPooler (sequence classification, multiple choice)
     config_names = (  # the constructor arguments get_config returns
         "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "relative_attention",
         "pos_att_type", "position_buckets", "max_relative_positions", "share_att_key", "norm_rel_ebd",
@@ -131,16 +130,6 @@ class DebertaV2Backbone(FamilyBackbone, keras.Model):
         self.encoder_blocks = blocks
         self.final_layer_norm = None
         self.pooler = pooler
-
-    @classmethod
-    def from_checkpoint(cls, checkpoint, **overrides):
-        """`FamilyBackbone.from_checkpoint`, and the `ContextPooler` of a fine-tuned HF task folder when it has
-        one (`pooler.dense.*`)."""
-        backbone = super().from_checkpoint(checkpoint, **overrides)
-        pooler = checkpoint.heads(f"{POOLER}.")
-        if pooler:
-            assign_links(dense_links(backbone.pooler, POOLER), pooler, checkpoint.source)
-        return backbone
 
     @property
     def token_embedding(self):

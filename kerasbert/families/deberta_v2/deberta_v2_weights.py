@@ -8,7 +8,7 @@ Examples:
     'embeddings.LayerNorm.bias'
 """
 
-from kerasbert.families.checkpoint_weights import dense_links
+from kerasbert.families.checkpoint_weights import dense_links, norm_links
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
 from kerasbert.layers.disentangled_attention import DisentangledSelfAttention
@@ -18,20 +18,15 @@ ATTENTION_PROJECTIONS = {"query": "query_proj", "key": "key_proj", "value": "val
                          "pos_key": "pos_key_proj", "pos_query": "pos_query_proj"}
 
 
-def layer_norm_links(layer, name):
-    yield layer.gamma, [f"{name}.weight"], "copy"
-    yield layer.beta, [f"{name}.bias"], "copy"
-
-
 def block_links(block, prefix):
     """`(variable, hf_names, kind)` of one `DebertaEncoderBlock` under HF `DebertaV2Layer` names."""
     for ours, dense in block.attention.projections.items():
         yield from dense_links(dense, f"{prefix}.attention.self.{ATTENTION_PROJECTIONS[ours]}")
     yield from dense_links(block.attention_output, f"{prefix}.attention.output.dense")
-    yield from layer_norm_links(block.attention_norm, f"{prefix}.attention.output.LayerNorm")
+    yield from norm_links(block.attention_norm, f"{prefix}.attention.output.LayerNorm")
     yield from dense_links(block.intermediate, f"{prefix}.intermediate.dense")
     yield from dense_links(block.output_dense, f"{prefix}.output.dense")
-    yield from layer_norm_links(block.output_norm, f"{prefix}.output.LayerNorm")
+    yield from norm_links(block.output_norm, f"{prefix}.output.LayerNorm")
 
 
 class DebertaV2Names:
@@ -53,12 +48,12 @@ class DebertaV2Names:
             yield embedding.position_embedding.embeddings, ["embeddings.position_embeddings.weight"], "copy"
         if embedding.segment_embedding is not None:
             yield embedding.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"], "copy"
-        yield from layer_norm_links(embedding.layer_norm, "embeddings.LayerNorm")
+        yield from norm_links(embedding.layer_norm, "embeddings.LayerNorm")
         relative = backbone.relative_embedding
         if relative is not None:
             yield relative.embeddings, ["encoder.rel_embeddings.weight"], "copy"
             if relative.layer_norm is not None:
-                yield from layer_norm_links(relative.layer_norm, "encoder.LayerNorm")
+                yield from norm_links(relative.layer_norm, "encoder.LayerNorm")
         for index, block in enumerate(backbone.encoder_blocks):
             yield from block_links(block, f"encoder.layer.{index}")
 

@@ -1,22 +1,17 @@
 """LongformerBackbone: RoBERTa's embeddings and BERT's post-LN blocks with sliding-window and global attention
 (Beltagy et al., 2020), as a functional keras.Model."""
 
-import warnings
-
 import keras
 import numpy as np
 from keras import ops
 
 from kerasbert.families.bert.bert_backbone import backbone_outputs, run_blocks
-from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.families.family_backbone import FamilyBackbone
 from kerasbert.families.longformer.global_tokens import GlobalTokens
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.longformer_encoder_block import LongformerEncoderBlock
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
-
-CLASSIFIER_DENSE = "classifier.dense"  # HF LongformerClassificationHead's first Linear
 
 GLOBAL_INPUT = "global_attention_mask"
 # What BertBackbone has and LongformerBackbone has not: task models and fine-tuning modes may ask for them.
@@ -74,6 +69,7 @@ class LongformerBackbone(FamilyBackbone, keras.Model):
     task_settings = {"BertClassifier": {"global_tokens": "cls"}, "BertQuestionAnswerer": {"global_tokens": "question"}}
     # A fine-tuned LongformerForSequenceClassification's head: `classifier.dense` is the pooler, `out_proj` the logits.
     hf_heads = {"BertClassifier": ("classifier.out_proj", "LongformerForSequenceClassification")}
+    task_pooler = ("classifier.dense", "LongformerForSequenceClassification")  # dense + tanh on `<s>`
 
     def __init__(self, vocabulary_size=50265, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  dropout=0.1, attention_dropout=0.1, max_sequence_length=4098, num_segments=1, activation="gelu",
@@ -120,19 +116,6 @@ class LongformerBackbone(FamilyBackbone, keras.Model):
         self.encoder_blocks = blocks
         self.final_layer_norm = None
         self.pooler = pooler
-
-    @classmethod
-    def from_checkpoint(cls, checkpoint, **overrides):
-        """`FamilyBackbone.from_checkpoint`; a fine-tuned HF classifier folder's `classifier.dense` (HF
-        `LongformerClassificationHead`: dense + tanh on `<s>`) becomes the pooler, which that folder lacks."""
-        head = checkpoint.heads(f"{CLASSIFIER_DENSE}.", "LongformerForSequenceClassification")
-        with warnings.catch_warnings():
-            if head:  # the base model's pooler is missing: the head's dense takes its place below
-                warnings.filterwarnings("ignore", message=".*the pooler keeps its fresh initialisation")
-            backbone = super().from_checkpoint(checkpoint, **overrides)
-        if head:
-            assign_links(dense_links(backbone.pooler, CLASSIFIER_DENSE), head, checkpoint.source)
-        return backbone
 
     @property
     def input(self):

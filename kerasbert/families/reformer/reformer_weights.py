@@ -8,16 +8,11 @@ Examples:
     'embeddings.position_embeddings.weights.0'
 """
 
-from kerasbert.families.checkpoint_weights import dense_links
+from kerasbert.families.checkpoint_weights import dense_links, norm_links
 from kerasbert.layers.axial_position_embedding import AxialPositionEmbedding
 from kerasbert.layers.local_self_attention import ChunkedLocalSelfAttention
 from kerasbert.layers.lsh_self_attention import LshSelfAttention
 from kerasbert.layers.reversible_block import ReversibleBlock
-
-
-def norm_links(layer, name):
-    yield layer.gamma, [f"{name}.weight"], "copy"
-    yield layer.beta, [f"{name}.bias"], "copy"
 
 
 def attention_links(attention, prefix):

@@ -7,7 +7,7 @@ Examples:
     True
 """
 
-from kerasbert.families.checkpoint_weights import assign_links, dense_links
+from kerasbert.families.checkpoint_weights import assign_links, dense_links, norm_links
 
 # HF XLNetRelativeAttention's parameter -> XLNetRelativeAttention's weight (all in the same layout).
 ATTENTION_WEIGHTS = {"q": "query_kernel", "k": "key_kernel", "v": "value_kernel", "o": "output_kernel",
@@ -15,11 +15,6 @@ ATTENTION_WEIGHTS = {"q": "query_kernel", "k": "key_kernel", "v": "value_kernel"
                      "r_s_bias": "segment_bias", "seg_embed": "segment_embedding"}
 SUMMARY = "sequence_summary.summary"  # XLNetForSequenceClassification's summary Linear (`pooled_output`'s)
 LM_HEAD_BIAS = "lm_loss.bias"  # XLNetLMHeadModel's decoder is tied to word_embedding; its bias is its own
-
-
-def layer_norm_links(layer, name):
-    yield layer.gamma, [f"{name}.weight"], "copy"
-    yield layer.beta, [f"{name}.bias"], "copy"
 
 
 def backbone_links(backbone):
@@ -30,10 +25,10 @@ def backbone_links(backbone):
         prefix = f"layer.{index}"
         for theirs, ours in ATTENTION_WEIGHTS.items():
             yield getattr(attention, ours), [f"{prefix}.rel_attn.{theirs}"], "copy"
-        yield from layer_norm_links(attention.layer_norm, f"{prefix}.rel_attn.layer_norm")
+        yield from norm_links(attention.layer_norm, f"{prefix}.rel_attn.layer_norm")
         yield from dense_links(feed_forward.inner_dense, f"{prefix}.ff.layer_1")
         yield from dense_links(feed_forward.output_dense, f"{prefix}.ff.layer_2")
-        yield from layer_norm_links(feed_forward.layer_norm, f"{prefix}.ff.layer_norm")
+        yield from norm_links(feed_forward.layer_norm, f"{prefix}.ff.layer_norm")
 
 
 def load_lm_head(head, checkpoint):
