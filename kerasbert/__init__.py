@@ -26,7 +26,7 @@ EXPORTS = {
     "distillation": ("Distiller", "student_from_teacher"),
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock", "XLNetLMHead"),
-    "families": ("AlbertBackbone", "AlbertTokenizer", "BertBackbone", "BertPreprocessor", "BertTokenizer",
+    "families": ("AlbertBackbone", "AlbertTokenizer", "BertBackbone", "BertPreprocessor", "BertTokenizer", "BigBirdBackbone",
                  "DebertaV2Backbone", "DebertaV2Tokenizer", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator",
                  "LongformerBackbone", "MobileBertBackbone", "ModernBertBackbone", "ReformerBackbone", "RobertaBackbone",
                  "RobertaPacker", "RobertaTokenizer", "XLNetBackbone",

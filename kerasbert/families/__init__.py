@@ -8,6 +8,7 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 from kerasbert.families import (
     albert,
     bert,
+    big_bird,
     deberta_v2,
     distilbert,
     electra,
@@ -38,9 +39,11 @@ register(deberta_v2.FAMILY)
 register(modernbert.FAMILY)
 register(reformer.FAMILY)
 register(longformer.FAMILY)
+register(big_bird.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
+from kerasbert.families.big_bird import BigBirdBackbone  # noqa: E402
 from kerasbert.families.bert_preprocessor import BertPreprocessor  # noqa: E402
 from kerasbert.families.deberta_v2 import DebertaV2Backbone, DebertaV2Tokenizer  # noqa: E402
 from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402

@@ -25,7 +25,8 @@ COMPUTING_METHODS = {
     TokenSegmentPositionEmbedding: ("build", "call"),
     TransformerEncoderBlock: ("build", "call", "feed_forward", "normalize", "make_attention",
                               "make_feed_forward", "make_layer_norm"),
-    MultiHeadSelfAttention: ("build", "call", "attention_scores", "split_heads", "fused_context"),
+    MultiHeadSelfAttention: ("build", "call", "attention_scores", "split_heads", "fused_context", "project_heads",
+                             "project_output"),
 }
 
 

@@ -171,11 +171,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self, x, padding_mask=None, attention_mask=None,
         return_attention_scores=False, training=None, cache=None, cache_update_index=0,
     ):
-        query, key, value = ops.split(self.qkv_dense(x), 3, axis=-1)
-        if self.lora:
-            query, key, value = (part + self.lora[name](x, training=training) if name in self.lora else part
-                                 for name, part in zip(("query", "key", "value"), (query, key, value)))
-        query, key, value = self.split_heads(query), self.split_heads(key), self.split_heads(value)
+        query, key, value = self.project_heads(x, training)
         if cache is not None:
             start = (0, 0, 0, cache_update_index, 0)
             cache = ops.slice_update(cache, start, ops.stack([key, value], axis=1))
@@ -192,12 +188,26 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             probabilities = ops.softmax(scores, axis=-1)
             dropped = self.dropout_layer(ops.cast(probabilities, self.compute_dtype), training=training)
             context = ops.transpose(ops.matmul(dropped, value), (0, 2, 1, 3))
+        output = self.project_output(context, training)
+        return with_extra_outputs(output, probabilities if return_attention_scores else None, cache)
+
+    def project_heads(self, x, training=None):
+        """`(query, key, value)`, each `[B, heads, T, head_dim]`, of `x` `[B, T, hidden]` (LoRA updates
+        included)."""
+        query, key, value = ops.split(self.qkv_dense(x), 3, axis=-1)
+        if self.lora:
+            query, key, value = (part + self.lora[name](x, training=training) if name in self.lora else part
+                                 for name, part in zip(("query", "key", "value"), (query, key, value)))
+        return self.split_heads(query), self.split_heads(key), self.split_heads(value)
+
+    def project_output(self, context, training=None):
+        """The output projection (LoRA update included) of a `[B, T, heads, head_dim]` context."""
         batch, length = ops.shape(context)[0], ops.shape(context)[1]
         context = ops.reshape(context, (batch, length, self.hidden_dim))
         output = self.output_dense(context)
         if "attention_output" in self.lora:
             output = output + self.lora["attention_output"](context, training=training)
-        return with_extra_outputs(output, probabilities if return_attention_scores else None, cache)
+        return output
 
     def fuses(self, return_attention_scores, training):
         """Whether this call may take the fused path: nothing asks for the probabilities (returned, rescored

@@ -138,6 +138,8 @@ class BertBackbone(keras.Model):
             `padding_token_id + 1` (see `TokenSegmentPositionEmbedding`); None: 0, 1, ...
         use_pooler: False: no pooler, `pooled_output` is the `[CLS]` hidden state unchanged
             (DistilBERT and ELECTRA have no pooler).
+        block_settings: more constructor arguments for every block, the options of an `encoder_block` of your
+            own (BigBird's `block_size`); None: none.
         dtype: a dtype or dtype policy, e.g. "mixed_bfloat16".
 
     Examples:
@@ -180,6 +182,7 @@ class BertBackbone(keras.Model):
         blocks_per_group=1,
         padding_token_id=None,
         use_pooler=True,
+        block_settings=None,
         dtype=None,
         **kwargs,
     ):
@@ -210,7 +213,7 @@ class BertBackbone(keras.Model):
                 dropout=dropout, attention_dropout=attention_dropout,
                 layer_norm_epsilon=layer_norm_epsilon, normalize_first=normalize_first,
                 initializer_range=initializer_range, dtype=dtype, name=f"encoder_block_{i}",
-                **parameter_efficient,
+                **parameter_efficient, **(block_settings or {}),
             )
             for i in range(num_distinct_blocks)
         ]
@@ -261,6 +264,7 @@ class BertBackbone(keras.Model):
         self.blocks_per_group = blocks_per_group
         self.padding_token_id = padding_token_id
         self.use_pooler = use_pooler
+        self.block_settings = block_settings
         self.embedding = embedding
         self.embedding_projection = embedding_projection
         self.encoder_blocks = blocks
@@ -317,6 +321,7 @@ class BertBackbone(keras.Model):
             "blocks_per_group": self.blocks_per_group,
             "padding_token_id": self.padding_token_id,
             "use_pooler": self.use_pooler,
+            "block_settings": self.block_settings,
         }
 
     @classmethod
