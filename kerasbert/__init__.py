@@ -27,6 +27,7 @@ EXPORTS = {
     "layers": ("MaskedLMHead", "MultiHeadSelfAttention", "NSPHead", "ReplacedTokenHead",
                "TokenSegmentPositionEmbedding", "TransformerEncoderBlock", "XLNetLMHead"),
     "families": ("AlbertBackbone", "AlbertTokenizer", "BertBackbone", "BertPreprocessor", "BertTokenizer", "BigBirdBackbone",
+                 "BigBirdTokenizer",
                  "DebertaV2Backbone", "DebertaV2Tokenizer", "DistilBertBackbone", "ElectraBackbone", "ElectraGenerator",
                  "LongformerBackbone", "MobileBertBackbone", "ModernBertBackbone", "ReformerBackbone", "RobertaBackbone",
                  "RobertaPacker", "RobertaTokenizer", "XLNetBackbone",

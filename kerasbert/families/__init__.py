@@ -43,7 +43,7 @@ register(big_bird.FAMILY)
 
 from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E402  (the public names)
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
-from kerasbert.families.big_bird import BigBirdBackbone  # noqa: E402
+from kerasbert.families.big_bird import BigBirdBackbone, BigBirdTokenizer  # noqa: E402
 from kerasbert.families.bert_preprocessor import BertPreprocessor  # noqa: E402
 from kerasbert.families.deberta_v2 import DebertaV2Backbone, DebertaV2Tokenizer  # noqa: E402
 from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402

@@ -11,6 +11,7 @@ import keras
 
 from kerasbert.presets.checkpoint import TOKENIZER_FILES, Checkpoint, CheckpointError, FamilyMismatchError
 from kerasbert.presets.google_format import read_google_folder
+from kerasbert.presets.hf_families import FAMILIES
 from kerasbert.presets.hf_format import read_hf_folder
 from kerasbert.presets.kerasbert_format import MANIFEST, read_kerasbert_folder
 from kerasbert.presets.registry import MINILM_INSTALL_HINT, PRESETS
@@ -68,8 +69,8 @@ def read_folder(folder, load_weights=True, allow_pickle=False):
     if (folder / "config.json").is_file():
         return read_hf_folder(folder, load_weights, allow_pickle)
     raise CheckpointError(
-        f"{folder} is not a BERT checkpoint: expected {MANIFEST} (kerasbert), config.json (HF: BERT, ALBERT, "
-        "RoBERTa, DistilBERT, ELECTRA, XLNet) or bert_config.json (Google)."
+        f"{folder} is not a BERT checkpoint: expected {MANIFEST} (kerasbert), config.json (HF, of the model types "
+        f"{', '.join(sorted(FAMILIES))}) or bert_config.json (Google)."
     )
 
 

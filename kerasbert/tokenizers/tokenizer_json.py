@@ -31,6 +31,10 @@ DEBERTA_NORMALIZER = [{"type": "Replace", "pattern": {"Regex": "\\s{2,}|[\\n\\r\
 DEBERTA_SUPPORTED = ("normaliser Sequence[Lowercase?, Replace('\\s{2,}|[\\n\\r\\t]', ' '), NFC, Strip(right)] and "
                      "pre-tokenizer Sequence[Metaspace('▁', prepend_scheme='always')], as HF's DebertaV2Tokenizer "
                      "(transformers 5)")
+BIG_BIRD_NORMALIZER = [{"type": "Strip", "strip_left": False, "strip_right": False},
+                       {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": METASPACE}]
+BIG_BIRD_SUPPORTED = ("normaliser Sequence[Strip(none), Replace(' {2,}', '▁')] and pre-tokenizer Metaspace('▁', "
+                      "prepend_scheme='always'), as HF's BigBirdTokenizer (transformers 5)")
 WORDPIECE_SUPPORTED = "a WordPiece model ('##' continuations) with BertNormalizer and BertPreTokenizer, as HF's BERT"
 BPE_SUPPORTED = ("no normaliser and the ByteLevel pre-tokenizer (with its regular expression), no subword "
                  "prefix or suffix, no byte fallback or dropout, as HF's RoBERTa, GPT-2 and ModernBERT tokenizers")
@@ -154,6 +158,18 @@ def deberta_settings(fast, source):
             or fast["model"].get("byte_fallback")):
         raise unsupported(source, fast, "DeBERTa unigram pipeline", DEBERTA_SUPPORTED)
     return {"do_lower_case": lowercase}
+
+
+def big_bird_settings(fast, source):
+    """`{}` (BigBird's tokenizer has no settings) of a unigram `tokenizer.json` with HF's BigBird pipeline
+    (transformers 5), or a `TokenizerJsonError` naming the pipeline it has."""
+    pre_tokenizer = fast.get("pre_tokenizer") or {}
+    if ((fast.get("model") or {}).get("type") != "Unigram" or fast["model"].get("byte_fallback")
+            or ((fast.get("normalizer") or {}).get("normalizers")) != BIG_BIRD_NORMALIZER
+            or pre_tokenizer.get("type") != "Metaspace" or pre_tokenizer.get("replacement") != METASPACE
+            or pre_tokenizer.get("prepend_scheme") != "always" or not pre_tokenizer.get("split", True)):
+        raise unsupported(source, fast, "BigBird unigram pipeline", BIG_BIRD_SUPPORTED)
+    return {}
 
 
 def unigram_model(fast, source, restore_digit_commas=False, pipeline=unigram_settings):

@@ -132,7 +132,7 @@ def test_export_to_hf_loads_in_transformers_with_equal_outputs(name, hf_family_m
 def test_unsupported_model_type_is_a_named_error_listing_the_supported_ones(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_layer": 2}))
     with pytest.raises(UnsupportedModelTypeError,
-                       match="'gpt2'.*albert, bert, deberta-v2, distilbert, electra, longformer, mobilebert, "
+                       match="'gpt2'.*albert, bert, big_bird, deberta-v2, distilbert, electra, longformer, mobilebert, "
                              "modernbert, reformer, roberta, xlnet"):
         load_checkpoint(str(tmp_path), load_weights=False)
     with pytest.raises(UnsupportedModelTypeError):

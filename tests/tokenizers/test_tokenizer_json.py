@@ -101,6 +101,19 @@ def deberta5(deberta_classic, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def big_bird_classic(tmp_path_factory):
+    folder = assets.train_big_bird_spiece(tmp_path_factory.mktemp("big_bird_classic"))
+    assets.write_config(folder, "big_bird")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def big_bird5(big_bird_classic, tmp_path_factory):
+    target = tmp_path_factory.mktemp("big_bird5")
+    return assets.transformers5_folder(big_bird_classic, target, "BigBirdTokenizer", "big_bird")
+
+
+@pytest.fixture(scope="module")
 def bert5(minilm_path, tmp_path_factory):
     """all-MiniLM-L6-v2's real WordPiece tokenizer saved by transformers 5, with its config."""
     target = tmp_path_factory.mktemp("bert5")
@@ -110,7 +123,8 @@ def bert5(minilm_path, tmp_path_factory):
 
 
 FOLDERS = {"bert": "bert5", "roberta": "roberta5", "modernbert": "modernbert5", "albert": "albert5", "xlnet": "xlnet5",
-           "deberta": "deberta5", "deberta_spm": "deberta_classic"}
+           "deberta": "deberta5", "deberta_spm": "deberta_classic", "big_bird": "big_bird5",
+           "big_bird_spm": "big_bird_classic"}
 
 
 @pytest.mark.parametrize("texts", ["austen", "uci", "brown", "spam", "edge"])
@@ -121,6 +135,8 @@ def test_ids_and_offsets_equal_hf(family, texts, request):
     listed = texts_of(texts)
     if family.startswith("deberta"):
         listed = [text for text in listed if not deberta_known_difference(text)]
+    if family.startswith("big_bird"):
+        listed = [text for text in listed if not re.search(" \u2581", text)]  # a `▁` written after a space
     different, tokens = differences(tokenizer, assets.hf_fast(folder), listed)
     print(f"{family}/{texts}: {len(listed)} texts, {tokens} tokens, {len(different)} differ")
     assert not different, different[0]

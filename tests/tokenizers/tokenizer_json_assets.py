@@ -29,6 +29,7 @@ CONFIGS = {
                    "pos_att_type": ["p2c", "c2p"], "position_buckets": 8, "max_relative_positions": 16,
                    "norm_rel_ebd": "layer_norm", "share_att_key": True, "position_biased_input": False,
                    "type_vocab_size": 0},
+    "big_bird": {"model_type": "big_bird", **TINY, "block_size": 4, "num_random_blocks": 1},
 }
 MODERNBERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
 
@@ -74,6 +75,22 @@ def train_deberta_spm(folder):
         bos_piece="[CLS]", eos_piece="[SEP]", unk_piece="[UNK]", character_coverage=0.99995, num_threads=2,
         minloglevel=2)
     (pathlib.Path(folder) / "spm.model").write_bytes(model.getvalue())
+    return folder
+
+
+def train_big_bird_spiece(folder):
+    """A BigBird-style `spiece.model` in `folder`: `<pad>` 0, `</s>` 1, `<s>` 2, `<unk>` 3, `[CLS]`, `[SEP]`,
+    `[MASK]` user-defined pieces, cased, 3,000 pieces on 2,000 Jane Austen paragraphs."""
+    sentencepiece = pytest.importorskip("sentencepiece", reason="training the model needs sentencepiece")
+    from kerasbert.data.shipped import load_dataset
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(load_dataset("jane_austen", "train")["text"].tolist()[:2000]), model_writer=model,
+        model_type="unigram", vocab_size=3000, pad_id=0, eos_id=1, bos_id=2, unk_id=3, pad_piece="<pad>",
+        eos_piece="</s>", bos_piece="<s>", unk_piece="<unk>", user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        character_coverage=0.99995, num_threads=2, minloglevel=2)
+    (pathlib.Path(folder) / "spiece.model").write_bytes(model.getvalue())
     return folder
 
 

@@ -30,6 +30,9 @@ class BigBirdBackbone(BertBackbone):
     """
 
     family = "big_bird"
+    # Fine-tuned HF BigBird task models' heads that are BERT's (a Linear on the tokens, on the pooled output).
+    hf_heads = {"BertTokenClassifier": ("classifier", "BigBirdForTokenClassification"),
+                "BertMultipleChoice": ("classifier", "BigBirdForMultipleChoice")}
 
     def __init__(self, vocabulary_size=50358, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  block_size=64, num_random_blocks=3, attention_type="block_sparse", **kwargs):

@@ -4,6 +4,7 @@
 import dataclasses
 
 from kerasbert.families.big_bird.big_bird_backbone import BigBirdBackbone
+from kerasbert.families.big_bird.big_bird_tokenizer import BigBirdTokenizer
 from kerasbert.families.checkpoint_weights import BERT_BLOCK, HfNames
 from kerasbert.families.family import Family
 from kerasbert.families.family_heads import MaskedLMHeadNames
@@ -11,6 +12,7 @@ from kerasbert.layers.big_bird_encoder_block import BigBirdEncoderBlock
 from kerasbert.layers.block_sparse_attention import BlockSparseSelfAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.presets.hf_families import BERT_CONFIG_KEYS, STOCK_BERT, HfFamily
+from kerasbert.tokenizers.tokenizer_json import special_tokens_of
 
 BIG_BIRD_CONFIG_KEYS = {**BERT_CONFIG_KEYS, "block_size": "block_size", "num_random_blocks": "num_random_blocks",
                         "attention_type": "attention_type"}
@@ -36,12 +38,18 @@ class BigBirdNames(HfNames):
             yield block.attention, BlockSparseSelfAttention
 
 
+def big_bird_tokenizer_settings(fast, settings):
+    """`BigBirdTokenizer` settings: the special tokens the folder names."""
+    return {"special_tokens": special_tokens_of(fast, settings, BigBirdTokenizer.default_special_tokens)}
+
+
 FAMILY = Family(
     name="big_bird",
     backbone=BigBirdBackbone,
-    tokenizer=None,
+    tokenizer=BigBirdTokenizer,
     checkpoint=HfFamily(BIG_BIRD_CONFIG_KEYS, BIG_BIRD_DEFAULTS, STOCK_BERT, "BigBirdModel", "bert.",
-                        required_values={"use_bias": True, "rescale_embeddings": False}),
+                        required_values={"use_bias": True, "rescale_embeddings": False},
+                        tokenizer_files=("spiece.model",), tokenizer_settings=big_bird_tokenizer_settings),
     weights=BigBirdNames(BERT_BLOCK, "encoder.layer.{index}", None, "pooler"),
     masked_lm_head=MaskedLMHeadNames("cls.predictions.", "cls.predictions.transform.dense",
                                      "cls.predictions.transform.LayerNorm", "cls.predictions.bias",
