@@ -43,7 +43,7 @@ BERT_CONFIG_KEYS = {
 }
 # The backbone arguments of stock BERT that only some families change.
 STOCK_BERT = {"normalize_first": False, "embedding_dim": None, "num_block_groups": None, "blocks_per_group": 1,
-              "padding_token_id": None, "use_pooler": True}
+              "padding_token_id": None, "use_pooler": True, "pooler_activation": "tanh"}
 # HF settings kerasbert does not compute, with the one value it reads.
 REQUIRED_HF_VALUES = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False,
                       "sinusoidal_pos_embds": False}

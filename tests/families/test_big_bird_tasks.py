@@ -1,6 +1,7 @@
 """BigBird task models against HF transformers (CPU torch), and a classifier from raw text to a `.keras` file.
 
-Reference: HF `BigBirdForTokenClassification`, `BigBirdForMultipleChoice` and `BigBirdForMaskedLM` of a seeded
+Reference: HF `BigBirdForSequenceClassification`, `BigBirdForTokenClassification`, `BigBirdForMultipleChoice` and
+`BigBirdForMaskedLM` of a seeded
 tiny config (hidden 32, 2 layers, `block_size` 4, `num_random_blocks` 1: block-sparse past 28 tokens), norms and
 biases moved off HF's 1 and 0, saved with a BigBird-style `spiece.model` trained here; real text (UCI reviews)
 tokenised by kerasbert's `BigBirdTokenizer` and packed to 40 tokens (so every sequence is block-sparse or
@@ -26,6 +27,8 @@ TINY = {"vocab_size": 3000, "hidden_size": 32, "intermediate_size": 48, "num_hid
         "num_attention_heads": 4, "max_position_embeddings": 64, "block_size": 4, "num_random_blocks": 1}
 SEQUENCE_LENGTH = 40
 TASKS = {  # HF class: (kerasbert task, the HF config's settings)
+    "BigBirdForSequenceClassification": (kerasbert.BertClassifier,
+                                         {"id2label": {0: "bad", 1: "fine", 2: "great"}}),
     "BigBirdForTokenClassification": (kerasbert.BertTokenClassifier, {"num_labels": 5}),
     "BigBirdForMultipleChoice": (kerasbert.BertMultipleChoice, {}),
     "BigBirdForMaskedLM": (kerasbert.BertMaskedLM, {}),
@@ -86,6 +89,10 @@ def test_task_logits_equal_hf_big_bird_task_models(class_name, spiece_model, uci
     difference = float(np.abs(ours - theirs)[real].max())
     print(f"{task_class.__name__} on BigBird vs transformers {class_name}: max |difference| {difference:.1e}")
     assert difference <= TOLERANCE
+    if class_name == "BigBirdForSequenceClassification":  # HF's head (dense + gelu_new, out_proj): the pooler's
+        assert task.labels == ["bad", "fine", "great"] and task.backbone.pooler_activation == "gelu_approximate"
+        with pytest.raises(ValueError, match="pooler_activation='gelu_approximate'"):
+            task.backbone.export_to_hf(tmp_path / "base")  # BigBirdModel's pooler is tanh's
     if class_name == "BigBirdForMaskedLM":
         assert len(task.predict(["The screen [MASK] sharp."], top_k=2, verbose=0)["tokens"][0]) == 2
 
@@ -107,3 +114,11 @@ def test_classifier_fits_raw_text_and_predicts_the_same_in_a_fresh_process(spiec
 
     got = pd.read_pickle(tmp_path / "out.pkl")
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
+
+
+def test_question_answering_head_that_kerasbert_cannot_hold_is_named(spiece_model, tmp_path):
+    _, folder = hf_task_folder("BigBirdForQuestionAnswering", spiece_model, tmp_path)
+    with pytest.warns(UserWarning, match="qa_classifier"):
+        answerer = kerasbert.BertQuestionAnswerer.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH, doc_stride=8,
+                                                              max_question_length=8)
+    assert isinstance(answerer.backbone, BigBirdBackbone)

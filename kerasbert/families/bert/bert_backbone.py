@@ -10,6 +10,7 @@ from kerasbert.families.layout_map import (
     bert_layout_map,
     check_layouts_fit,
 )
+from kerasbert.layers.activations import get_activation
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.initializers import weight_initializer
@@ -39,6 +40,11 @@ def check_tokenizer_fits(backbone, tokenizer):
             f"vocabularies, the backbone is {family}. Load both from the same preset "
             "(Task.from_preset, or BertPreprocessor.from_preset for the tokenizer)."
         )
+
+
+def pooler_function(pooler_activation):
+    """The pooler's activation: "tanh", or a block activation's name (`get_activation`)."""
+    return "tanh" if pooler_activation == "tanh" else get_activation(pooler_activation)
 
 
 def resolve_block_class(encoder_block):
@@ -138,6 +144,8 @@ class BertBackbone(keras.Model):
             `padding_token_id + 1` (see `TokenSegmentPositionEmbedding`); None: 0, 1, ...
         use_pooler: False: no pooler, `pooled_output` is the `[CLS]` hidden state unchanged
             (DistilBERT and ELECTRA have no pooler).
+        pooler_activation: the pooler's activation: "tanh" (BERT's), or one of the block's (the classification
+            head of a fine-tuned HF BigBird, read into the pooler).
         block_settings: more constructor arguments for every block, the options of an `encoder_block` of your
             own (BigBird's `block_size`); None: none.
         dtype: a dtype or dtype policy, e.g. "mixed_bfloat16".
@@ -182,6 +190,7 @@ class BertBackbone(keras.Model):
         blocks_per_group=1,
         padding_token_id=None,
         use_pooler=True,
+        pooler_activation="tanh",
         block_settings=None,
         dtype=None,
         **kwargs,
@@ -220,7 +229,7 @@ class BertBackbone(keras.Model):
         final_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype="float32", name="final_layer_norm") if normalize_first else None
         pooler = keras.layers.Dense(
-            hidden_dim, activation="tanh", dtype=dtype, name="pooler",
+            hidden_dim, activation=pooler_function(pooler_activation), dtype=dtype, name="pooler",
             kernel_initializer=weight_initializer(initializer_range),
         ) if use_pooler else None
 
@@ -264,6 +273,7 @@ class BertBackbone(keras.Model):
         self.blocks_per_group = blocks_per_group
         self.padding_token_id = padding_token_id
         self.use_pooler = use_pooler
+        self.pooler_activation = pooler_activation
         self.block_settings = block_settings
         self.embedding = embedding
         self.embedding_projection = embedding_projection
@@ -321,6 +331,7 @@ class BertBackbone(keras.Model):
             "blocks_per_group": self.blocks_per_group,
             "padding_token_id": self.padding_token_id,
             "use_pooler": self.use_pooler,
+            "pooler_activation": self.pooler_activation,
             "block_settings": self.block_settings,
         }
 

@@ -1,11 +1,15 @@
 """BigBirdBackbone: BERT's encoder with BigBird's block-sparse attention, for inputs of 4,096 tokens."""
 
+import warnings
+
 import keras
 
 from kerasbert.families.bert.bert_backbone import BertBackbone
+from kerasbert.families.checkpoint_weights import assign_links, dense_links
 from kerasbert.layers.big_bird_encoder_block import BigBirdEncoderBlock
 from kerasbert.layers.block_sparse_attention import check_block_sparse
 
+CLASSIFIER = "BigBirdForSequenceClassification"  # its head: dense + `hidden_act` on [CLS], then `out_proj`
 # bigbird-roberta-base's sizes and settings (HF `BigBirdConfig` defaults) where they are not BERT's.
 BIG_BIRD_DEFAULTS = {"max_sequence_length": 4096, "activation": "gelu_approximate", "padding_token_id": None}
 
@@ -32,7 +36,8 @@ class BigBirdBackbone(BertBackbone):
     family = "big_bird"
     # Fine-tuned HF BigBird task models' heads that are BERT's (a Linear on the tokens, on the pooled output).
     hf_heads = {"BertTokenClassifier": ("classifier", "BigBirdForTokenClassification"),
-                "BertMultipleChoice": ("classifier", "BigBirdForMultipleChoice")}
+                "BertMultipleChoice": ("classifier", "BigBirdForMultipleChoice"),
+                "BertClassifier": ("classifier.out_proj", CLASSIFIER)}
 
     def __init__(self, vocabulary_size=50358, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  block_size=64, num_random_blocks=3, attention_type="block_sparse", **kwargs):
@@ -49,6 +54,23 @@ class BigBirdBackbone(BertBackbone):
         self.block_size = block_size
         self.num_random_blocks = num_random_blocks
         self.attention_type = attention_type
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint, **overrides):
+        """`BertBackbone.from_checkpoint`; from a fine-tuned `BigBirdForSequenceClassification`, the pooler is its
+        head's `classifier.dense` with the blocks' activation (HF's head reads [CLS] so, not through the pooler);
+        a `BigBirdForQuestionAnswering`'s head is not read (a warning says so)."""
+        if checkpoint.heads("qa_classifier."):
+            warnings.warn(f"{checkpoint.source}: HF BigBirdForQuestionAnswering's head (qa_classifier: a feed-forward "
+                          "block and a LayerNorm before qa_outputs) is not read; a question answerer on this backbone "
+                          "starts its head fresh. Fine-tune it, or answer with HF's model.", stacklevel=2)
+        head = checkpoint.heads("classifier.dense.", CLASSIFIER)
+        if head:
+            overrides = {"pooler_activation": checkpoint.backbone_config["activation"], **overrides}
+        backbone = super().from_checkpoint(checkpoint, **overrides)
+        if head:
+            assign_links(dense_links(backbone.pooler, "classifier.dense"), head, checkpoint.source)
+        return backbone
 
     def get_config(self):
         config = super().get_config()
