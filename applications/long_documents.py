@@ -16,6 +16,13 @@ of 128 tokens, each attending to the last 384 hidden states of every layer that 
 Measured 2026-11-28 (1,037 s, shared CPU): Austen 0.167 either way (chance: from random weights neither learns the
 novels), SpamAssassin 0.894 cut at 128 against 0.838 through the memory.
 
+Long-family rows (`--readings long`, or `all`): no pre-trained Longformer, BigBird or ModernBERT can be
+downloaded here, so each is a randomly initialised small model of the family (4 layers, hidden 128, 4 heads) on
+MiniLM's WordPiece vocabulary, reading a document's first 4,094 pieces at once (Longformer: windows of 512 with
+`<s>` global; BigBird: blocks of 64 with 3 random blocks; ModernBERT: a global layer then local ones with windows of
+128), next to the same BigBird cut at 128 (where it attends fully), all trained alike (AdamW
+`--long-learning-rate`, one document a step).
+
 Data (shipped, offline): `jane_austen` has one row per paragraph with its `book` and `chapter`; a document is a
 chapter's paragraphs joined (chapter 0, the front matter, left out), labelled by its book. Chapters are drawn
 per novel with a fixed seed, so every novel is in train and test and no chapter is in both. `spam_assassin`:
@@ -49,6 +56,8 @@ READINGS = {  # name: from_preset arguments
 }
 
 
+LONG_SIZE = {"num_layers": 4, "num_heads": 4, "hidden_dim": 128, "intermediate_dim": 512}  # random init
+LONG_LENGTH = 4096
 XLNET_SIZE = {"num_layers": 4, "num_heads": 4, "hidden_dim": 128, "intermediate_dim": 512}  # random init
 XLNET_SEGMENT, XLNET_MEMORY = 128, 384  # tokens per segment; hidden states kept per layer
 
@@ -101,6 +110,37 @@ def xlnet_rows(train, test, epochs, learning_rate):
     return rows
 
 
+def long_backbone(family, vocabulary_size, length):
+    """A randomly initialised small backbone of `family` (seeded by the caller) for inputs of `length` tokens."""
+    if family == "Longformer":
+        return kb.LongformerBackbone(vocabulary_size=vocabulary_size, max_sequence_length=length + 2,
+                                     padding_token_id=0, attention_window=512, global_tokens="cls", **LONG_SIZE)
+    if family == "BigBird":
+        return kb.BigBirdBackbone(vocabulary_size=vocabulary_size, max_sequence_length=length, block_size=64,
+                                  num_random_blocks=3, **LONG_SIZE)
+    return kb.ModernBertBackbone(vocabulary_size=vocabulary_size, max_sequence_length=length, local_attention=128,
+                                 global_attn_every_n_layers=3, **LONG_SIZE)
+
+
+def long_rows(train, test, epochs, learning_rate):
+    """The long families at 4,096 tokens and BigBird cut at 128, as rows of the table."""
+    tokenizer, labels, rows = kb.BertTokenizer.from_preset(PRESET), sorted(train["label"].unique()), []
+    for family, length in (("BigBird", 128), ("Longformer", LONG_LENGTH), ("BigBird", LONG_LENGTH),
+                           ("ModernBERT", LONG_LENGTH)):
+        keras.utils.set_random_seed(SEED)
+        backbone = long_backbone(family, tokenizer.vocabulary_size(), length)
+        preprocessor = kb.BertPreprocessor(tokenizer, sequence_length=length, pad_to_sequence_length=False)
+        classifier = kb.BertClassifier(backbone, preprocessor, labels=labels)
+        start = time.perf_counter()
+        classifier.fit(train, epochs=epochs, batch_size=1, learning_rate=learning_rate, seed=SEED, verbose=0)
+        trained = time.perf_counter()
+        results = classifier.evaluate(test, batch_size=4, verbose=0)
+        rows.append(table_row(f"{family} (random init), cut at {length:,}", start, trained, time.perf_counter(),
+                              results))
+        print("  " + ", ".join(f"{key} {value}" for key, value in rows[-1].items()), flush=True)
+    return rows
+
+
 def table_row(reading, start, trained, tested, results):
     return {"reading": reading, "train s": round(trained - start), "test s": round(tested - trained),
             "accuracy": round(results["accuracy"], 3), "macro F1": round(results["macro_f1"], 3),
@@ -135,11 +175,11 @@ def spam_emails(train_count, test_count, seed=SEED):
 
 
 def compare(name, train, test, args):
-    """Train and test one classifier per reading (`args.readings`: MiniLM's, XLNet's or all); print a Markdown
-    table and return its rows."""
+    """Train and test one classifier per reading (`args.readings`: MiniLM's, XLNet's, the long families' or all);
+    print a Markdown table and return its rows."""
     print(f"\n{name}: {len(train)} train / {len(test)} test documents")
     rows = []
-    for reading, arguments in (READINGS if args.readings != "xlnet" else {}).items():
+    for reading, arguments in (READINGS if args.readings in ("minilm", "all") else {}).items():
         keras.utils.set_random_seed(SEED)
         classifier = kb.BertClassifier.from_preset(PRESET, labels=sorted(train["label"].unique()), **arguments)
         if not rows:
@@ -154,8 +194,10 @@ def compare(name, train, test, args):
         results = classifier.evaluate(test, batch_size=32, verbose=0)
         rows.append(table_row(reading, start, trained, time.perf_counter(), results))
         print("  " + ", ".join(f"{key} {value}" for key, value in rows[-1].items()), flush=True)
-    if args.readings != "minilm":
+    if args.readings in ("xlnet", "all"):
         rows += xlnet_rows(train, test, args.epochs, args.xlnet_learning_rate)
+    if args.readings in ("long", "all"):
+        rows += long_rows(train, test, args.epochs, args.long_learning_rate)
     print(markdown(rows))
     return rows
 
@@ -175,16 +217,21 @@ def main():
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=1, help="documents per batch (all windows of each)")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--readings", choices=("minilm", "xlnet", "all"), default="minilm",
-                        help="MiniLM's four readings (the default), the two XLNet rows, or all")
+    parser.add_argument("--readings", choices=("minilm", "xlnet", "long", "all"), default="minilm",
+                        help="MiniLM's four readings (the default), the two XLNet rows, the long families, or all")
     parser.add_argument("--xlnet-learning-rate", type=float, default=5e-4, help="AdamW's for the random-init XLNet")
+    parser.add_argument("--long-learning-rate", type=float, default=5e-4,
+                        help="AdamW's for the random-init long families")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message=".* were cut")  # the table counts what truncation cuts
     phases = Phases()
-    if args.readings != "xlnet":
+    if args.readings in ("minilm", "all"):
         print(f"{PRESET}, {args.epochs} epochs, batches of {args.batch_size} documents, AdamW {args.learning_rate}, "
               "windows of 128 tokens sharing 32 pieces")
-    if args.readings != "minilm":
+    if args.readings in ("long", "all"):
+        print(f"Long families (random init, {LONG_SIZE}), {args.epochs} epochs, one document a step, AdamW "
+              f"{args.long_learning_rate}, {LONG_LENGTH:,} tokens")
+    if args.readings in ("xlnet", "all"):
         print(f"XLNet (random init, {XLNET_SIZE}), {args.epochs} epochs, one document a step, AdamW "
               f"{args.xlnet_learning_rate}, segments of {XLNET_SEGMENT}, memory {XLNET_MEMORY}")
     compare("Austen chapters -> novel (6 classes)",

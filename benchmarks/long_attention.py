@@ -1,5 +1,6 @@
-"""Long inputs: peak memory and time of one forward pass at 4,096 / 8,192 / 16,384 tokens, Reformer's LSH (and
-local) attention against full attention of the same width and depth.
+"""Long inputs: peak memory and time of one forward pass at 4,096 / 8,192 / 16,384 tokens, the long families'
+attention (Reformer's LSH and local, ModernBERT's local layers, Longformer's window, BigBird's blocks) against full
+attention of the same width and depth.
 
 Models (random weights, float32, batch 1, every token real, `--width` wide, `--layers` deep, heads of 64):
 - `reformer lsh`: `ReformerBackbone` with LSH attention in every layer (chunks of 64 seeing the one before,
@@ -7,7 +8,9 @@ Models (random weights, float32, batch 1, every token real, `--width` wide, `--l
 - `reformer local`: the same with chunked local attention in every layer (chunks of 64, one before);
 - `bert full`: `BertBackbone` (full attention, `keras.ops.dot_product_attention`) with a position table as long;
 - `modernbert`: `ModernBertBackbone` with `global_attn_every_n_layers=2` (layer 0 global, layer 1 local with a
-  128-token window, computed in blocks: `long_inputs.py` measures ModernBERT-base and its local layer alone).
+  128-token window, computed in blocks: `long_inputs.py` measures ModernBERT-base and its local layer alone);
+- `longformer`: `LongformerBackbone` with longformer-base-4096's window (512: 256 either side), `<s>` global;
+- `bigbird`: `BigBirdBackbone` with bigbird-roberta-base's blocks (64 tokens, 3 random: 512 keys per query).
 The feed-forward width is 4 x `--width` for all. Each (model, length) runs in a fresh process: it builds the
 model, runs one untimed forward pass (eager `model(inputs)`, TensorFlow unless `--backend`), then times
 `--repeats` more and reports the median; memory is the process's peak resident memory (VmHWM, which the untimed
@@ -24,13 +27,14 @@ from _timing import markdown_table, median, peak_memory_mib, resident_mib, run_w
 from matmul_ceiling import measure, report
 from run_all import header
 
-MODELS = ("reformer lsh", "reformer local", "bert full", "modernbert")
+MODELS = ("reformer lsh", "reformer local", "bert full", "modernbert", "longformer", "bigbird")
 CHUNK = 64
 
 
 def build(model, length, width, layers, hashes):
     """The backbone `model` (see the module docstring) for inputs of `length` tokens."""
-    from kerasbert.families import BertBackbone, ModernBertBackbone, ReformerBackbone
+    from kerasbert.families import (BertBackbone, BigBirdBackbone, LongformerBackbone, ModernBertBackbone,
+                                    ReformerBackbone)
     from kerasbert.layers.lsh_self_attention import default_num_buckets
 
     heads = width // 64
@@ -45,6 +49,14 @@ def build(model, length, width, layers, hashes):
     if model == "bert full":
         return BertBackbone(vocabulary_size=320, num_layers=layers, num_heads=heads, hidden_dim=width,
                             intermediate_dim=4 * width, max_sequence_length=length, dropout=0.0)
+    if model == "longformer":
+        return LongformerBackbone(vocabulary_size=320, num_layers=layers, num_heads=heads, hidden_dim=width,
+                                  intermediate_dim=4 * width, max_sequence_length=length + 2, dropout=0.0,
+                                  attention_window=512, global_tokens="cls")
+    if model == "bigbird":
+        return BigBirdBackbone(vocabulary_size=320, num_layers=layers, num_heads=heads, hidden_dim=width,
+                               intermediate_dim=4 * width, max_sequence_length=length, dropout=0.0, block_size=64,
+                               num_random_blocks=3)
     return ModernBertBackbone(vocabulary_size=320, num_layers=layers, num_heads=heads, hidden_dim=width,
                               intermediate_dim=4 * width, max_sequence_length=length, local_attention=128,
                               global_attn_every_n_layers=2)

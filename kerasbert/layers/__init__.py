@@ -7,6 +7,8 @@ import_tensorflow_quietly()  # before the first TensorFlow import below
 from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.axial_position_embedding import AxialPositionEmbedding
+from kerasbert.layers.big_bird_encoder_block import BigBirdEncoderBlock
+from kerasbert.layers.block_sparse_attention import BlockSparseSelfAttention
 from kerasbert.layers.bottleneck_attention import BottleneckAttention
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock

@@ -34,7 +34,8 @@ DEBERTA_SUPPORTED = ("normaliser Sequence[Lowercase?, Replace('\\s{2,}|[\\n\\r\\
 BIG_BIRD_NORMALIZER = [{"type": "Strip", "strip_left": False, "strip_right": False},
                        {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": METASPACE}]
 BIG_BIRD_SUPPORTED = ("normaliser Sequence[Strip(none), Replace(' {2,}', '▁')] and pre-tokenizer Metaspace('▁', "
-                      "prepend_scheme='always'), as HF's BigBirdTokenizer (transformers 5)")
+                      "prepend_scheme='always'), as HF's BigBirdTokenizer (transformers 5); a folder without the "
+                      "tokenizer.json is read from its spiece.model, as transformers 5 reads it")
 WORDPIECE_SUPPORTED = "a WordPiece model ('##' continuations) with BertNormalizer and BertPreTokenizer, as HF's BERT"
 BPE_SUPPORTED = ("no normaliser and the ByteLevel pre-tokenizer (with its regular expression), no subword "
                  "prefix or suffix, no byte fallback or dropout, as HF's RoBERTa, GPT-2 and ModernBERT tokenizers")

@@ -198,6 +198,20 @@ def test_deberta_split_by_punct_is_a_named_error(deberta5, tmp_path):
         DebertaV2Tokenizer(tmp_path / "tokenizer.json")
 
 
+def test_big_bird_tokenizer_json_of_another_pipeline_is_a_named_error(big_bird_classic, big_bird5, tmp_path):
+    """transformers 4's converter wrote the model's Precompiled normaliser: HF reads that file before the
+    `spiece.model`, kerasbert cannot reproduce it, and says so."""
+    fast = json.loads((big_bird5 / "tokenizer.json").read_text(encoding="utf-8"))
+    fast["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Precompiled", "precompiled_charsmap": ""},
+                                                              {"type": "Replace", "pattern": {"Regex": " {2,}"},
+                                                               "content": " "}]}
+    for name in ("spiece.model", "config.json"):
+        (tmp_path / name).write_bytes((big_bird_classic / name).read_bytes())
+    (tmp_path / "tokenizer.json").write_text(json.dumps(fast), encoding="utf-8")
+    with pytest.raises(TokenizerJsonError, match=r"normaliser Sequence\[Precompiled, Replace\].*without the"):
+        tokenizer_from_preset(str(tmp_path))
+
+
 def test_albert_transformers4_tokenizer_json_equals_hf(albert_classic, tmp_path):
     """A published ALBERT checkpoint's `tokenizer.json` (transformers 4: added tokens the special tokens only,
     `[MASK]` with `lstrip`, digit-comma pieces 100 lower) alone in a folder."""

@@ -12,7 +12,7 @@ from kerasbert.layers.big_bird_encoder_block import BigBirdEncoderBlock
 from kerasbert.layers.block_sparse_attention import BlockSparseSelfAttention
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.presets.hf_families import BERT_CONFIG_KEYS, STOCK_BERT, HfFamily
-from kerasbert.tokenizers.tokenizer_json import special_tokens_of
+from kerasbert.tokenizers.tokenizer_json import big_bird_settings, special_tokens_of
 
 BIG_BIRD_CONFIG_KEYS = {**BERT_CONFIG_KEYS, "block_size": "block_size", "num_random_blocks": "num_random_blocks",
                         "attention_type": "attention_type"}
@@ -39,7 +39,10 @@ class BigBirdNames(HfNames):
 
 
 def big_bird_tokenizer_settings(fast, settings):
-    """`BigBirdTokenizer` settings: the special tokens the folder names."""
+    """`BigBirdTokenizer` settings: the special tokens the folder names. A `tokenizer.json` (which HF reads
+    before the `spiece.model`) with another pipeline than transformers 5's is a `TokenizerJsonError`."""
+    if fast is not None:
+        big_bird_settings(fast, "tokenizer.json")
     return {"special_tokens": special_tokens_of(fast, settings, BigBirdTokenizer.default_special_tokens)}
 
 
