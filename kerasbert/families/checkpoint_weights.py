@@ -102,9 +102,10 @@ def to_hf_layout(value, kind):
     return np.split(value, 3, axis=0)  # qkv_bias
 
 
-def masked_lm_head_links(head, family="bert"):
+def masked_lm_head_links(head, family="bert", names=None):
     """`(variable, hf_names, kind)` of a `MaskedLMHead` under the names of `family`'s HF masked-LM head
-    (`kerasbert.families.family_heads`: `cls.predictions.*` in BERT, `lm_head.*` in RoBERTa, ...).
+    (`kerasbert.families.family_heads`: `cls.predictions.*` in BERT, `lm_head.*` in RoBERTa, ...), or under
+    `names` (a `MaskedLMHeadNames`: the family's `alternative` layout).
 
     A tied head has no decoder weight of its own: HF ties the decoder to the word embeddings the same way.
 
@@ -112,7 +113,7 @@ def masked_lm_head_links(head, family="bert"):
         >>> sorted(export_links(masked_lm_head_links(head, "roberta")))[:2]
         ['lm_head.bias', 'lm_head.dense.bias']
     """
-    names = masked_lm_head_names(family)
+    names = names or masked_lm_head_names(family)
     yield from dense_links(head.dense, names.dense)
     yield from norm_links(head.layer_norm, names.layer_norm)
     yield head.output_bias, [names.bias], "copy"

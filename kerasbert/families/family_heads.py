@@ -5,7 +5,8 @@ embeddings + a bias, under other names per family. The dense maps to the width o
 (`MaskedLMHead(transform_dim=...)`): the hidden width in BERT, RoBERTa and DistilBERT, the narrower
 embedding width in ALBERT and the ELECTRA generator. RoBERTa and the ELECTRA generator fix the exact GELU
 whatever the config says; ModernBERT's head has no dense bias and its LayerNorm no beta (HF `classifier_bias`,
-`norm_bias`). Facts read from transformers 5.24 (`BertLMPredictionHead`, `RobertaLMHead`, `AlbertMLMHead`,
+`norm_bias`); DeBERTa-v2/v3's is under `lm_predictions.lm_head.*` (the published checkpoints, HF `legacy=False`) or
+BERT's `cls.predictions.*` (HF's `legacy=True` default). Facts read from transformers 5.24 (`BertLMPredictionHead`, `RobertaLMHead`, `AlbertMLMHead`,
 `DistilBertForMaskedLM`, `ElectraGeneratorPredictions` + `generator_lm_head`, `ModernBertPredictionHead` +
 `ModernBertForMaskedLM.decoder`).
 
@@ -40,6 +41,7 @@ class MaskedLMHeadNames:
     activation: str | None
     hf_class: str
     dense_bias: bool = True
+    alternative: "MaskedLMHeadNames | None" = None
 
 
 def masked_lm_head_names(family):

@@ -80,9 +80,12 @@ def load_masked_lm_head(head, checkpoint, task_name, family, untrained_effect=UN
     initialisation; `untrained_effect` ends the warning: what that means for the task)."""
     names = masked_lm_head_names(family)
     weights = checkpoint.heads(names.prefix)
+    if not weights and names.alternative is not None:
+        names = names.alternative
+        weights = checkpoint.heads(names.prefix)
     if weights:
         check_no_unheld_biases(head, names, weights, checkpoint.source)
-        assign_links(masked_lm_head_links(head, family), weights, checkpoint.source)
+        assign_links(masked_lm_head_links(head, family, names), weights, checkpoint.source)
     elif checkpoint.state_dict is not None or checkpoint.keras_weights_path is not None:
         warnings.warn(
             f"{checkpoint.source} has no masked-LM head ({names.prefix}*), so the {task_name}'s head starts untrained: "

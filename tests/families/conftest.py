@@ -4,7 +4,9 @@ No real ALBERT, RoBERTa, DistilBERT or ELECTRA weights can be downloaded here; a
 exercises the same code paths (config translation, weight names, positions, activations, poolers).
 """
 
+import importlib.util
 import io
+import pathlib
 
 import pytest
 
@@ -74,3 +76,14 @@ def xlnet_spiece():
         user_defined_symbols=["<eop>", ".", "(", ")", '"', "-", "–", "£", "€"], character_coverage=0.99995,
         num_threads=2, minloglevel=2)
     return model.getvalue()
+
+
+@pytest.fixture(scope="session")
+def tokenizer_assets():
+    """`tests/tokenizers/tokenizer_json_assets.py` (the tests are no package): it trains each family's
+    SentencePiece model."""
+    path = pathlib.Path(__file__).parents[1] / "tokenizers" / "tokenizer_json_assets.py"
+    spec = importlib.util.spec_from_file_location("tokenizer_json_assets", path)
+    assets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(assets)
+    return assets

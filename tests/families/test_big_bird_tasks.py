@@ -8,8 +8,6 @@ tokenised by kerasbert's `BigBirdTokenizer` and packed to 40 tokens (so every se
 padded). Bar: logits max |difference| <= 1e-4 (measured on TensorFlow: 8.9e-8, 3.7e-9, 1.8e-7).
 """
 
-import importlib.util
-import pathlib
 import textwrap
 
 import keras
@@ -36,13 +34,9 @@ TASKS = {  # HF class: (kerasbert task, the HF config's settings)
 
 
 @pytest.fixture(scope="module")
-def spiece_model(tmp_path_factory):
+def spiece_model(tmp_path_factory, tokenizer_assets):
     """The bytes of a BigBird-style `spiece.model` (`tests/tokenizers/tokenizer_json_assets.py` trains it)."""
-    path = pathlib.Path(__file__).parents[1] / "tokenizers" / "tokenizer_json_assets.py"
-    spec = importlib.util.spec_from_file_location("tokenizer_json_assets", path)
-    assets = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(assets)
-    return (assets.train_big_bird_spiece(tmp_path_factory.mktemp("spiece")) / "spiece.model").read_bytes()
+    return (tokenizer_assets.train_big_bird_spiece(tmp_path_factory.mktemp("spiece")) / "spiece.model").read_bytes()
 
 
 def hf_task_folder(class_name, spiece_model, folder, **settings):

@@ -9,8 +9,6 @@ Austen paragraphs, in eval mode. Both sides read the same right-padded token ids
 positions.
 """
 
-import importlib.util
-import pathlib
 
 import keras
 import numpy as np
@@ -38,13 +36,9 @@ TASKS = {  # HF class: (kerasbert task, the HF config's settings, the task's fro
 
 
 @pytest.fixture(scope="module")
-def spm_model(tmp_path_factory):
+def spm_model(tmp_path_factory, tokenizer_assets):
     """The bytes of a DeBERTa-v3-style `spm.model` (`tests/tokenizers/tokenizer_json_assets.py` trains it)."""
-    path = pathlib.Path(__file__).parents[1] / "tokenizers" / "tokenizer_json_assets.py"
-    spec = importlib.util.spec_from_file_location("tokenizer_json_assets", path)
-    assets = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(assets)
-    return (assets.train_deberta_spm(tmp_path_factory.mktemp("spm")) / "spm.model").read_bytes()
+    return (tokenizer_assets.train_deberta_spm(tmp_path_factory.mktemp("spm")) / "spm.model").read_bytes()
 
 
 def hf_task_folder(class_name, spm_model, folder, **settings):
@@ -123,3 +117,19 @@ def test_base_checkpoint_pooler_starts_fresh_and_unknown_activation_is_named(spm
     with pytest.raises(ValueError, match="pooler_activation='gelu_new'"):
         DebertaV2Backbone(vocabulary_size=100, num_layers=1, num_heads=4, hidden_dim=32, intermediate_dim=64,
                           pooler_activation="gelu_new")
+
+
+@pytest.mark.parametrize("legacy", [False, True])  # `lm_predictions.lm_head.*` (the published layout), `cls.*`
+def test_masked_lm_logits_equal_hf_deberta_for_masked_lm(legacy, spm_model, tmp_path):
+    model, folder = hf_task_folder("DebertaV2ForMaskedLM", spm_model, tmp_path, legacy=legacy)
+    fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32)
+    token_ids = padded_ids()
+    positions = np.tile(np.arange(token_ids.shape[1], dtype="int32"), (len(token_ids), 1))
+    inputs = {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
+              "padding_mask": (token_ids != 0).astype("int32"), "mask_positions": positions}
+    ours = keras.ops.convert_to_numpy(fill(inputs))
+    theirs = hf_logits(model, token_ids)
+    difference = float(np.abs(ours - theirs)[token_ids != 0].max())
+    print(f"BertMaskedLM on DeBERTa-v3 vs transformers DebertaV2ForMaskedLM (legacy={legacy}): {difference:.1e}")
+    assert difference <= TOLERANCE
+    assert len(fill.predict(["She was [MASK] of it."], top_k=2, verbose=0)["tokens"][0]) == 2

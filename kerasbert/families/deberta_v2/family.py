@@ -2,14 +2,16 @@
 (DeBERTa's layers are not BERT's).
 
 Its tokenizer is `DebertaV2Tokenizer` (`spm.model` or `tokenizer.json`, as HF transformers 5's
-`DebertaV2Tokenizer`), packed `[CLS] A [SEP] B [SEP]` as BERT. No masked-LM head: HF's `DebertaV2ForMaskedLM`
-head and the enhanced mask decoder are not ported.
+`DebertaV2Tokenizer`), packed `[CLS] A [SEP] B [SEP]` as BERT. Its masked-LM head is HF `DebertaV2ForMaskedLM`'s
+(BERT's design: dense, activation, LayerNorm, tied decoder, bias) under either of HF's names; the enhanced mask
+decoder of the DeBERTa paper is not HF's and is not ported.
 """
 
 from kerasbert.families.deberta_v2.deberta_v2_backbone import DebertaV2Backbone
 from kerasbert.families.deberta_v2.deberta_v2_tokenizer import DebertaV2Tokenizer
 from kerasbert.families.deberta_v2.deberta_v2_weights import DebertaV2Names
 from kerasbert.families.family import Family
+from kerasbert.families.family_heads import MaskedLMHeadNames
 from kerasbert.presets.hf_families import BERT_CONFIG_KEYS, HfFamily
 from kerasbert.tokenizers.tokenizer_json import TokenizerJsonError, deberta_settings, special_tokens_of
 
@@ -48,5 +50,10 @@ FAMILY = Family(
                         tokenizer_files=("spm.model",), tokenizer_settings=deberta_tokenizer_settings,
                         required_values={"conv_kernel_size": 0}),
     weights=DebertaV2Names(),
-    masked_lm_head=None,
+    masked_lm_head=MaskedLMHeadNames(
+        "lm_predictions.lm_head.", "lm_predictions.lm_head.dense", "lm_predictions.lm_head.LayerNorm",
+        "lm_predictions.lm_head.bias", "lm_predictions.lm_head.decoder", None, "DebertaV2ForMaskedLM",
+        alternative=MaskedLMHeadNames("cls.predictions.", "cls.predictions.transform.dense",
+                                      "cls.predictions.transform.LayerNorm", "cls.predictions.bias",
+                                      "cls.predictions.decoder", None, "DebertaV2ForMaskedLM")),
 )
