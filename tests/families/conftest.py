@@ -87,3 +87,26 @@ def tokenizer_assets():
     assets = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(assets)
     return assets
+
+
+@pytest.fixture(scope="session")
+def seeded_task_folder():
+    """`seeded_task_folder(config, class_name, folder, files)` -> `(HF model in eval mode, folder)`: HF `class_name`
+    of `config` built with seed 0, its norms and biases moved off HF's 1 and 0 so that every weight tells, saved
+    in `folder` with `files` (`{name: bytes}`, the tokenizer's)."""
+    torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
+    transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
+
+    def build(config, class_name, folder, files):
+        torch.manual_seed(0)
+        model = getattr(transformers, class_name)(config).eval()
+        with torch.no_grad():
+            for name, weight in model.named_parameters():
+                if "LayerNorm" in name or name.endswith("bias"):
+                    weight.add_(torch.randn_like(weight) * 0.1)
+        model.save_pretrained(str(folder))
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+        return model, folder
+
+    return build

@@ -39,18 +39,15 @@ def spiece_model(tmp_path_factory, tokenizer_assets):
     return (tokenizer_assets.train_big_bird_spiece(tmp_path_factory.mktemp("spiece")) / "spiece.model").read_bytes()
 
 
-def hf_task_folder(class_name, spiece_model, folder, **settings):
-    """`(HF model in eval mode, folder)`: HF `class_name` of `TINY`, seed 0, norms and biases moved off 1 and 0,
-    saved with the `spiece.model`."""
-    torch.manual_seed(0)
-    model = getattr(transformers, class_name)(transformers.BigBirdConfig(**TINY, **settings)).eval()
-    with torch.no_grad():
-        for name, weight in model.named_parameters():
-            if "LayerNorm" in name or name.endswith("bias"):
-                weight.add_(torch.randn_like(weight) * 0.1)
-    model.save_pretrained(str(folder))
-    (folder / "spiece.model").write_bytes(spiece_model)
-    return model, folder
+@pytest.fixture(scope="module")
+def hf_task_folder(spiece_model, seeded_task_folder):
+    """`hf_task_folder(class_name, folder, **settings)` -> `(HF model in eval mode, folder)`: HF `class_name` of
+    `TINY` and `settings` (`seeded_task_folder`), saved with the `spiece.model`."""
+    def build(class_name, folder, **settings):
+        return seeded_task_folder(transformers.BigBirdConfig(**TINY, **settings), class_name, folder,
+                                  {"spiece.model": spiece_model})
+
+    return build
 
 
 def packed(task, texts):
@@ -58,9 +55,9 @@ def packed(task, texts):
 
 
 @pytest.mark.parametrize("class_name", list(TASKS))
-def test_task_logits_equal_hf_big_bird_task_models(class_name, spiece_model, uci_reviews, tmp_path):
+def test_task_logits_equal_hf_big_bird_task_models(class_name, hf_task_folder, uci_reviews, tmp_path):
     task_class, settings = TASKS[class_name]
-    model, folder = hf_task_folder(class_name, spiece_model, tmp_path, **settings)
+    model, folder = hf_task_folder(class_name, tmp_path, **settings)
     task = task_class.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH)
     assert isinstance(task.backbone, BigBirdBackbone) and isinstance(task.preprocessor.tokenizer, BigBirdTokenizer)
     texts = uci_reviews[1]["text"].tolist()[:6]
@@ -91,9 +88,9 @@ def test_task_logits_equal_hf_big_bird_task_models(class_name, spiece_model, uci
         assert len(task.predict(["The screen [MASK] sharp."], top_k=2, verbose=0)["tokens"][0]) == 2
 
 
-def test_classifier_fits_raw_text_and_predicts_the_same_in_a_fresh_process(spiece_model, uci_reviews, tmp_path,
+def test_classifier_fits_raw_text_and_predicts_the_same_in_a_fresh_process(hf_task_folder, uci_reviews, tmp_path,
                                                                            fresh_python):
-    _, folder = hf_task_folder("BigBirdModel", spiece_model, tmp_path / "hf")
+    _, folder = hf_task_folder("BigBirdModel", tmp_path / "hf")
     classifier = kerasbert.BertClassifier.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH)
     classifier.fit(uci_reviews[0].head(16), epochs=1, batch_size=8, verbose=0)
     texts = uci_reviews[1]["text"].tolist()[:4]
@@ -110,9 +107,9 @@ def test_classifier_fits_raw_text_and_predicts_the_same_in_a_fresh_process(spiec
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
 
 
-def test_question_answering_head_that_kerasbert_cannot_hold_is_named(spiece_model, tmp_path):
-    _, folder = hf_task_folder("BigBirdForQuestionAnswering", spiece_model, tmp_path)
+def test_question_answering_head_that_kerasbert_cannot_hold_is_named(hf_task_folder, tmp_path):
+    _, folder = hf_task_folder("BigBirdForQuestionAnswering", tmp_path)
     with pytest.warns(UserWarning, match="qa_classifier"):
-        answerer = kerasbert.BertQuestionAnswerer.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH, doc_stride=8,
-                                                              max_question_length=8)
+        answerer = kerasbert.BertQuestionAnswerer.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH,
+                                                              doc_stride=8, max_question_length=8)
     assert isinstance(answerer.backbone, BigBirdBackbone)

@@ -41,18 +41,15 @@ def spm_model(tmp_path_factory, tokenizer_assets):
     return (tokenizer_assets.train_deberta_spm(tmp_path_factory.mktemp("spm")) / "spm.model").read_bytes()
 
 
-def hf_task_folder(class_name, spm_model, folder, **settings):
-    """`(HF model in eval mode, folder)`: HF `class_name` of `TINY`, seed 0, its norms and biases moved off HF's 1
-    and 0 so that every weight tells, saved with the `spm.model`."""
-    torch.manual_seed(0)
-    model = getattr(transformers, class_name)(transformers.DebertaV2Config(**TINY, **settings)).eval()
-    with torch.no_grad():
-        for name, weight in model.named_parameters():
-            if "LayerNorm" in name or name.endswith("bias"):
-                weight.add_(torch.randn_like(weight) * 0.1)
-    model.save_pretrained(str(folder))
-    (folder / "spm.model").write_bytes(spm_model)
-    return model, folder
+@pytest.fixture(scope="module")
+def hf_task_folder(spm_model, seeded_task_folder):
+    """`hf_task_folder(class_name, folder, **settings)` -> `(HF model in eval mode, folder)`: HF `class_name` of
+    `TINY` and `settings` (`seeded_task_folder`), saved with the `spm.model`."""
+    def build(class_name, folder, **settings):
+        return seeded_task_folder(transformers.DebertaV2Config(**TINY, **settings), class_name, folder,
+                                  {"spm.model": spm_model})
+
+    return build
 
 
 def padded_ids(rows=len(LENGTHS)):
@@ -75,9 +72,9 @@ def hf_logits(model, token_ids):
 
 
 @pytest.mark.parametrize("class_name", list(TASKS))
-def test_task_logits_equal_hf_deberta_task_models(class_name, spm_model, tmp_path):
+def test_task_logits_equal_hf_deberta_task_models(class_name, hf_task_folder, tmp_path):
     task_class, settings, task_arguments = TASKS[class_name]
-    model, folder = hf_task_folder(class_name, spm_model, tmp_path, **settings)
+    model, folder = hf_task_folder(class_name, tmp_path, **settings)
     task = task_class.from_preset(str(folder), sequence_length=32, **task_arguments)
     assert isinstance(task.backbone, DebertaV2Backbone)
     if class_name == "DebertaV2ForMultipleChoice":
@@ -95,8 +92,8 @@ def test_task_logits_equal_hf_deberta_task_models(class_name, spm_model, tmp_pat
     assert difference <= TOLERANCE
 
 
-def test_fine_tuned_classifier_reads_raw_text_and_reloads(spm_model, uci_reviews, tmp_path):
-    _, folder = hf_task_folder("DebertaV2ForSequenceClassification", spm_model, tmp_path / "hf",
+def test_fine_tuned_classifier_reads_raw_text_and_reloads(hf_task_folder, uci_reviews, tmp_path):
+    _, folder = hf_task_folder("DebertaV2ForSequenceClassification", tmp_path / "hf",
                                id2label={0: "negative", 1: "positive"})
     classifier = kerasbert.BertClassifier.from_preset(str(folder), sequence_length=32)
     assert classifier.labels == ["negative", "positive"]
@@ -110,8 +107,8 @@ def test_fine_tuned_classifier_reads_raw_text_and_reloads(spm_model, uci_reviews
     assert not exported["unexpected_keys"] and not exported["missing_keys"]  # no pooler in DebertaV2Model
 
 
-def test_base_checkpoint_pooler_starts_fresh_and_unknown_activation_is_named(spm_model, tmp_path):
-    _, folder = hf_task_folder("DebertaV2Model", spm_model, tmp_path)
+def test_base_checkpoint_pooler_starts_fresh_and_unknown_activation_is_named(hf_task_folder, tmp_path):
+    _, folder = hf_task_folder("DebertaV2Model", tmp_path)
     backbone = DebertaV2Backbone.from_preset(str(folder))
     assert backbone.pooler is not None and backbone.get_config()["pooler_activation"] == "gelu"
     with pytest.raises(ValueError, match="pooler_activation='gelu_new'"):
@@ -120,8 +117,8 @@ def test_base_checkpoint_pooler_starts_fresh_and_unknown_activation_is_named(spm
 
 
 @pytest.mark.parametrize("legacy", [False, True])  # `lm_predictions.lm_head.*` (the published layout), `cls.*`
-def test_masked_lm_logits_equal_hf_deberta_for_masked_lm(legacy, spm_model, tmp_path):
-    model, folder = hf_task_folder("DebertaV2ForMaskedLM", spm_model, tmp_path, legacy=legacy)
+def test_masked_lm_logits_equal_hf_deberta_for_masked_lm(legacy, hf_task_folder, tmp_path):
+    model, folder = hf_task_folder("DebertaV2ForMaskedLM", tmp_path, legacy=legacy)
     fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32)
     token_ids = padded_ids()
     positions = np.tile(np.arange(token_ids.shape[1], dtype="int32"), (len(token_ids), 1))
