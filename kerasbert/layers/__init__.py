@@ -8,6 +8,7 @@ from kerasbert.layers.adapter import Adapter
 from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.axial_position_embedding import AxialPositionEmbedding
 from kerasbert.layers.big_bird_encoder_block import BigBirdEncoderBlock
+from kerasbert.layers.big_bird_qa_head import BigBirdQuestionAnsweringHead
 from kerasbert.layers.block_sparse_attention import BlockSparseSelfAttention
 from kerasbert.layers.bottleneck_attention import BottleneckAttention
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
@@ -27,6 +28,7 @@ from kerasbert.layers.mobilebert_embedding import MobileBertEmbedding
 from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
 from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
 from kerasbert.layers.no_norm import NoNorm
+from kerasbert.layers.prediction_head import PredictionHead
 from kerasbert.layers.relative_attention import XLNetRelativeAttention
 from kerasbert.layers.relative_position_encoding import relative_positional_encoding
 from kerasbert.layers.relative_segment_encoding import relative_segment_encoding

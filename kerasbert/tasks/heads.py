@@ -13,6 +13,8 @@ from kerasbert.layers.deferred_dense import DeferredDense
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.scalar_mix import ScalarMix
 
+TRANSFORM_NAME = "task_transform"  # the name of a family's layer before the logits layer (`family_transform`)
+
 
 def head_features(backbone, inputs):
     """What a task head reads: the backbone's outputs on `inputs` (`sequence_output`,
@@ -25,12 +27,12 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
     """`(outputs, logits_layer, head_inputs)` of a task on `backbone` called on `inputs` (`TaskOutputs`).
 
     With `head` (the user's layer): `head(features)`, checked against `expected_shape` (None: any
-    size), and no logits layer. Without: HF's head, dropout (if given) on the backbone output
-    `output_name`, then a float32 Dense of `units` named `layer_name` (HF's `classifier` or
-    `qa_outputs`, which `load_dense_head` fills from a checkpoint); `units=None` defers its weights
-    until the task knows its labels (`DeferredDense.set_units`). `layer_mix=True`: the head reads a
-    `ScalarMix` of every hidden state instead (at `[CLS]` where it reads the pooled output); the backbone
-    must output its hidden states.
+    size), and no logits layer. Without: HF's head: on the backbone output `output_name`, the family's
+    transform where it has one (`family_transform`), dropout (if given), then a float32 Dense of `units` named
+    `layer_name` (HF's `classifier` or `qa_outputs`, which `heads_from_checkpoint` fills from a checkpoint);
+    `units=None` defers its weights until the task knows its labels (`DeferredDense.set_units`).
+    `layer_mix=True`: the head reads a `ScalarMix` of every hidden state instead (at `[CLS]` where it reads the
+    pooled output); the backbone must output its hidden states.
 
     Examples:
         >>> outputs, logits_layer, head_inputs = task_outputs(backbone, backbone.input, None, 2, "pooled_output",
@@ -47,8 +49,25 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
                                  kernel_initializer=weight_initializer(backbone.initializer_range))
     head_inputs = layers_to_mix(features, output_name) if layer_mix else [features[output_name]]
     hidden = ScalarMix(len(head_inputs), name="layer_mix")(head_inputs) if layer_mix else head_inputs[0]
+    transform = family_transform(backbone, task_name, output_name, layer_mix)
+    if transform is not None:
+        pooled_here = transform.pooling is not None  # from every token: no one vector to cache before it
+        hidden = transform(features["sequence_output"] if pooled_here else hidden, features["padding_mask"])
+        head_inputs = None if pooled_here else head_inputs
     outputs = logits_layer(hidden if dropout_layer is None else dropout_layer(hidden))
     return TaskOutputs(outputs, logits_layer, head_inputs)
+
+
+def family_transform(backbone, task_name, output_name, layer_mix):
+    """The layer a family's HF task model of `task_name` puts between the backbone and the logits layer (its
+    backbone's `task_transform`: ModernBERT's `PredictionHead`), or None (BERT and most families)."""
+    make_transform = getattr(backbone, "task_transform", None)
+    transform = make_transform(task_name, output_name, name=TRANSFORM_NAME) if make_transform else None
+    if transform is not None and transform.pooling and layer_mix:
+        raise ValueError("layer_mix=True reads each layer's [CLS] vector, and this backbone's task head pools by "
+                         f"{transform.pooling!r} (classifier_pooling): build the backbone with "
+                         "classifier_pooling='cls' to mix layers, or leave layer_mix off.")
+    return transform
 
 
 class TaskOutputs(tuple):

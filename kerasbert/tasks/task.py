@@ -49,6 +49,7 @@ from kerasbert.json_records import as_config
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.columns import resolve_columns
 from kerasbert.tasks.earlier_options import check_no_earlier_options, upgraded_task_config
+from kerasbert.tasks.heads import TRANSFORM_NAME
 from kerasbert.tasks.pipeline_model import PipelineModel
 
 UNBOUNDED_DEFAULT_LENGTH = 512  # `from_preset`'s default for a backbone without a position table (XLNet's)
@@ -162,12 +163,14 @@ class Task(PipelineModel):
 
     @classmethod
     def task_args_from_checkpoint(cls, checkpoint, task_args):
-        """Fill task arguments a checkpoint knows: a fine-tuned HF classifier's labels (`id2label`),
-        unless the user gave `labels` or their count."""
+        """Fill task arguments a checkpoint knows: a fine-tuned HF classifier's labels (`id2label`; HF's default
+        names `LABEL_i`, one per output of its head, where the config has none: transformers 5 writes none for
+        two labels), unless the user gave `labels` or their count."""
         prefix, architecture = cls.hf_head_on(backbone_class_for(checkpoint)) or (None, None)
-        if cls.hf_labels_argument and checkpoint.heads(f"{prefix}.", architecture) and checkpoint.id2label \
+        head = checkpoint.heads(f"{prefix}.", architecture)
+        if cls.hf_labels_argument and f"{prefix}.weight" in head \
                 and "labels" not in task_args and cls.hf_labels_argument not in task_args:
-            id2label = checkpoint.id2label
+            id2label = checkpoint.id2label or {i: f"LABEL_{i}" for i in range(head[f"{prefix}.weight"].shape[0])}
             return {**task_args, "labels": [id2label[i] for i in sorted(id2label)]}
         return task_args
 
@@ -182,16 +185,30 @@ class Task(PipelineModel):
 
     def heads_from_checkpoint(self, checkpoint):
         """Load the checkpoint's `hf_head` into the default logits layer when it has one of the same
-        size (a user's `head=` loads nothing)."""
+        size, and the family's transform before it where both have one (ModernBERT's `head.*`, from any of its HF
+        task models, the masked LM's too, as HF's `from_pretrained` does); a user's `head=` loads nothing."""
         # Not a class attribute: under torch a layer attribute lives in `_modules`, behind any class default.
         logits_layer = getattr(self, "logits_layer", None)
         hf_head = self.hf_head_on(type(self.backbone))
-        if hf_head is None or logits_layer is None or logits_layer.units is None:
+        if hf_head is None or logits_layer is None:
+            return
+        if getattr(self.backbone, "task_transform", None) is not None:
+            self.transform_from_checkpoint(checkpoint)
+        if logits_layer.units is None:
             return
         prefix, architecture = hf_head
         weights = checkpoint.heads(f"{prefix}.", architecture)
         if weights and weights[f"{prefix}.weight"].shape[0] == logits_layer.units:
             assign_links(dense_links(logits_layer, prefix), weights, checkpoint.source)
+
+    def transform_from_checkpoint(self, checkpoint):
+        """Load the family's task transform (the layer before the logits: `kerasbert.tasks.heads.family_transform`)
+        from the checkpoint's weights of its HF names, when it holds any of them."""
+        transform = next((layer for layer in self.layers if layer.name == TRANSFORM_NAME), None)
+        links = list(self.backbone.task_transform_links(transform)) if transform is not None else []
+        names = {name for _, hf_names, _ in links for name in hf_names}
+        if names & set(checkpoint.state_dict or {}):
+            assign_links(links, checkpoint.state_dict, checkpoint.source)
 
     def check_outputs_known(self):
         """A ValueError when the task has not learned its labels yet (built without them, never fit)."""

@@ -38,15 +38,15 @@ MODERNBERT_BASE_PARAMETERS = 149_014_272  # HF ModernBertModel(ModernBertConfig(
 LENGTHS = (12, 9, 5)  # a right-padded batch: the window (2 either side) cuts the 12 and the 9 tokens
 
 
-def saved_hf_model(class_name, folder):
-    """(folder, an HF `class_name` of the `TINY` config, seed 0, eager attention, its norms moved off their initial
-    ones, in eval mode), saved in `folder` with a tiny byte-level BPE (`vocab.json`, `merges.txt`)."""
+def saved_hf_model(class_name, folder, **settings):
+    """(folder, an HF `class_name` of the `TINY` config and `settings`, seed 0, eager attention, its norms moved off
+    their initial ones, in eval mode), saved in `folder` with a tiny byte-level BPE (`vocab.json`, `merges.txt`)."""
     torch.manual_seed(0)
-    model = getattr(transformers, class_name)(transformers.ModernBertConfig(**TINY)).eval()
+    model = getattr(transformers, class_name)(transformers.ModernBertConfig(**TINY, **settings)).eval()
     model.set_attn_implementation("eager")
     with torch.no_grad():
         for name, weight in model.named_parameters():
-            if "norm" in name:
+            if "norm" in name or name.endswith("bias"):
                 weight.add_(torch.randn_like(weight) * 0.1)
     model.save_pretrained(str(folder))
     (folder / "vocab.json").write_text(json.dumps({token: i for i, token in enumerate(VOCABULARY)}), encoding="utf-8")
@@ -198,3 +198,63 @@ def test_bad_configs_and_missing_parts_are_named_errors(modernbert_folder):
         ModernBertBackbone(num_layers=2, local_attention=1)
     with pytest.raises(ValueError, match="fine_tuning='full'"):
         ModernBertBackbone(num_layers=1, lora_rank=4)
+
+
+TASKS = {  # name: (HF class, kerasbert task, the HF config's settings)
+    "classifier_cls": ("ModernBertForSequenceClassification", kerasbert.BertClassifier,
+                       {"id2label": {0: "bad", 1: "fine", 2: "great"}}),
+    "classifier_mean": ("ModernBertForSequenceClassification", kerasbert.BertClassifier,
+                        {"num_labels": 2, "classifier_pooling": "mean", "classifier_bias": True,
+                         "classifier_activation": "gelu_new"}),
+    "token_classifier": ("ModernBertForTokenClassification", kerasbert.BertTokenClassifier, {"num_labels": 5}),
+    "question_answerer": ("ModernBertForQuestionAnswering", kerasbert.BertQuestionAnswerer, {}),
+    "multiple_choice": ("ModernBertForMultipleChoice", kerasbert.BertMultipleChoice, {}),
+}
+
+
+def packed(task, texts):
+    return {key: numpy(value).astype("int32") for key, value in task.preprocessor(texts).items()}
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_task_logits_equal_hf_modernbert_task_models(name, uci_reviews, tmp_path):
+    """HF's head before the logits (dense, activation, LayerNorm; on [CLS], the mean of the real tokens, or every
+    token) is each task model's `task_transform`, loaded from the checkpoint's `head.*`."""
+    class_name, task_class, settings = TASKS[name]
+    folder, model = saved_hf_model(class_name, tmp_path, **settings)
+    options = {"doc_stride": 8, "max_question_length": 8} if task_class is kerasbert.BertQuestionAnswerer else {}
+    task = task_class.from_preset(str(folder), sequence_length=24, **options)
+    texts = uci_reviews[1]["text"].tolist()[:6]
+    inputs = packed(kerasbert.BertClassifier(task.backbone, task.preprocessor, num_classes=2), texts)
+    if class_name == "ModernBertForMultipleChoice":  # two questions, three choices each
+        inputs = {key: value.reshape(2, 3, -1) for key, value in inputs.items()}
+    ours = numpy(task(inputs))
+    with torch.no_grad():
+        output = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                       attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long))
+    theirs = (torch.stack([output.start_logits, output.end_logits], -1) if name == "question_answerer"
+              else output.logits).numpy()
+    assert ours.shape == theirs.shape
+    real = inputs["padding_mask"].astype(bool) if ours.ndim == 3 else np.ones(ours.shape, bool)
+    difference = float(np.abs(ours - theirs)[real].max())
+    print(f"{task_class.__name__} on ModernBERT vs transformers {class_name} ({name}): max |difference| "
+          f"{difference:.1e}")
+    assert difference <= TOLERANCE
+    if name.startswith("classifier"):  # transformers 5 writes no id2label for two labels: HF's default names
+        assert task.labels == (["bad", "fine", "great"] if name == "classifier_cls" else ["LABEL_0", "LABEL_1"])
+
+
+def test_a_classifier_from_the_masked_lm_takes_its_head_as_hf_does(tmp_path):
+    """ModernBERT-base ships as `ModernBertForMaskedLM`: HF's classifiers load its `head.*` (the same names) and
+    start only `classifier` fresh; so do kerasbert's."""
+    folder, model = saved_hf_model("ModernBertForMaskedLM", tmp_path)
+    classifier = kerasbert.BertClassifier.from_preset(str(folder), num_classes=2, sequence_length=16)
+    head = classifier.get_layer("task_transform")
+    np.testing.assert_array_equal(numpy(head.dense.kernel), model.head.dense.weight.detach().numpy().T)
+    np.testing.assert_array_equal(numpy(head.norm.gamma), model.head.norm.weight.detach().numpy())
+    with pytest.raises(ValueError, match="classifier_pooling='cls' to mix layers"):
+        kerasbert.BertClassifier.from_preset(str(folder), num_classes=2, sequence_length=16,
+                                             backbone_overrides={"classifier_pooling": "mean"},
+                                             fine_tuning=kerasbert.FineTuningConfig("frozen", layer_mix=True))
+    with pytest.raises(ValueError, match="classifier_pooling='max'"):
+        ModernBertBackbone(num_layers=1, classifier_pooling="max")

@@ -1,12 +1,11 @@
 """BigBirdBackbone: BERT's encoder with BigBird's block-sparse attention, for inputs of 4,096 tokens."""
 
-import warnings
-
 import keras
 
 from kerasbert.families.bert.bert_backbone import BertBackbone
-from kerasbert.families.checkpoint_weights import assign_links, dense_links
+from kerasbert.families.checkpoint_weights import assign_links, dense_links, norm_links
 from kerasbert.layers.big_bird_encoder_block import BigBirdEncoderBlock
+from kerasbert.layers.big_bird_qa_head import BigBirdQuestionAnsweringHead
 from kerasbert.layers.block_sparse_attention import check_block_sparse
 
 CLASSIFIER = "BigBirdForSequenceClassification"  # its head: dense + `hidden_act` on [CLS], then `out_proj`
@@ -34,10 +33,12 @@ class BigBirdBackbone(BertBackbone):
     """
 
     family = "big_bird"
-    # Fine-tuned HF BigBird task models' heads that are BERT's (a Linear on the tokens, on the pooled output).
+    # Fine-tuned HF BigBird task models' logits layers (on the tokens, on the pooled output); the answerer's
+    # comes after a feed-forward block (`task_transform`).
     hf_heads = {"BertTokenClassifier": ("classifier", "BigBirdForTokenClassification"),
                 "BertMultipleChoice": ("classifier", "BigBirdForMultipleChoice"),
-                "BertClassifier": ("classifier.out_proj", CLASSIFIER)}
+                "BertClassifier": ("classifier.out_proj", CLASSIFIER),
+                "BertQuestionAnswerer": ("qa_classifier.qa_outputs", "BigBirdForQuestionAnswering")}
 
     def __init__(self, vocabulary_size=50358, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  block_size=64, num_random_blocks=3, attention_type="block_sparse", **kwargs):
@@ -58,12 +59,7 @@ class BigBirdBackbone(BertBackbone):
     @classmethod
     def from_checkpoint(cls, checkpoint, **overrides):
         """`BertBackbone.from_checkpoint`; from a fine-tuned `BigBirdForSequenceClassification`, the pooler is its
-        head's `classifier.dense` with the blocks' activation (HF's head reads [CLS] so, not through the pooler);
-        a `BigBirdForQuestionAnswering`'s head is not read (a warning says so)."""
-        if checkpoint.heads("qa_classifier."):
-            warnings.warn(f"{checkpoint.source}: HF BigBirdForQuestionAnswering's head (qa_classifier: a feed-forward "
-                          "block and a LayerNorm before qa_outputs) is not read; a question answerer on this backbone "
-                          "starts its head fresh. Fine-tune it, or answer with HF's model.", stacklevel=2)
+        head's `classifier.dense` with the blocks' activation (HF's head reads [CLS] so, not through the pooler)."""
         head = checkpoint.heads("classifier.dense.", CLASSIFIER)
         if head:
             overrides = {"pooler_activation": checkpoint.backbone_config["activation"], **overrides}
@@ -71,6 +67,21 @@ class BigBirdBackbone(BertBackbone):
         if head:
             assign_links(dense_links(backbone.pooler, "classifier.dense"), head, checkpoint.source)
         return backbone
+
+    def task_transform(self, task_name, reads, name):
+        """The question answerer's feed-forward block before `qa_outputs` (HF `BigBirdForQuestionAnsweringHead`:
+        BERT's feed-forward sizes, activation and epsilon), None for the other task models. `name`: its name."""
+        if task_name != "BertQuestionAnswerer":
+            return None
+        return BigBirdQuestionAnsweringHead(self.intermediate_dim, self.activation, self.dropout,
+                                            self.layer_norm_epsilon, self.initializer_range, name=name)
+
+    @staticmethod
+    def task_transform_links(transform):
+        """`(variable, hf_names, kind)` of `task_transform`'s block under HF's `qa_classifier.*` names."""
+        yield from dense_links(transform.inner_dense, "qa_classifier.intermediate.dense")
+        yield from dense_links(transform.output_dense, "qa_classifier.output.dense")
+        yield from norm_links(transform.layer_norm, "qa_classifier.output.LayerNorm")
 
     def get_config(self):
         config = super().get_config()

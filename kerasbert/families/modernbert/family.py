@@ -24,7 +24,8 @@ MODERNBERT_CONFIG_KEYS = {
     "local_rope_theta": "local_rope_theta", "norm_bias": "norm_bias", "attention_bias": "attention_bias",
     "mlp_bias": "mlp_bias", "mlp_dropout": "dropout", "attention_dropout": "attention_dropout",
     "embedding_dropout": "embedding_dropout", "norm_eps": "layer_norm_epsilon",
-    "initializer_range": "initializer_range",
+    "initializer_range": "initializer_range", "classifier_pooling": "classifier_pooling",
+    "classifier_activation": "classifier_activation", "classifier_bias": "classifier_bias",
 }
 # HF ModernBertConfig's defaults of the keys a config.json may leave out (transformers 5.24).
 MODERNBERT_DEFAULTS = {
@@ -33,7 +34,7 @@ MODERNBERT_DEFAULTS = {
     "initializer_range": 0.02, "norm_eps": 1e-5, "norm_bias": False, "attention_bias": False,
     "attention_dropout": 0.0, "local_attention": 128, "embedding_dropout": 0.0, "mlp_bias": False,
     "mlp_dropout": 0.0, "global_attn_every_n_layers": 3, "global_rope_theta": 160000.0,
-    "local_rope_theta": 10000.0,
+    "local_rope_theta": 10000.0, "classifier_pooling": "cls", "classifier_activation": "gelu", "classifier_bias": False,
 }
 
 

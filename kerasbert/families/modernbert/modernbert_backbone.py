@@ -7,17 +7,26 @@ from kerasbert.families.bert.bert_backbone import (
     backbone_outputs,
     run_blocks,
 )
+from kerasbert.families.checkpoint_weights import dense_links, norm_links
 from kerasbert.families.family_backbone import FamilyBackbone
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
+from kerasbert.layers.prediction_head import PredictionHead
+from kerasbert.presets.hf_families import HF_ACTIVATIONS
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 # What BertBackbone has and ModernBertBackbone has not: task models and fine-tuning modes may ask for them.
 PARAMETER_EFFICIENT = ("adapter_size", "lora_rank")
 
 
-def check_modernbert_config(num_layers, local_attention, global_attn_every_n_layers):
-    """ValueErrors naming the fix for a layer pattern HF `ModernBertConfig` cannot build."""
+def check_modernbert_config(num_layers, local_attention, global_attn_every_n_layers, classifier_pooling,
+                            classifier_activation):
+    """ValueErrors naming the fix for a layer pattern or a task head HF `ModernBertConfig` cannot build."""
+    if classifier_pooling not in ("cls", "mean"):
+        raise ValueError(f"classifier_pooling={classifier_pooling!r}: HF ModernBERT pools by 'cls' or 'mean'.")
+    if classifier_activation not in HF_ACTIVATIONS:
+        raise ValueError(f"classifier_activation={classifier_activation!r} is not one of the HF activations "
+                         f"kerasbert computes: {sorted(HF_ACTIVATIONS)}.")
     if not isinstance(global_attn_every_n_layers, int) or global_attn_every_n_layers < 1:
         raise ValueError(f"global_attn_every_n_layers must be a positive int (1: every layer global), got "
                          f"{global_attn_every_n_layers!r}.")
@@ -51,6 +60,8 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
         norm_bias, attention_bias, mlp_bias: as HF (all False in ModernBERT-base).
         dropout: HF `mlp_dropout`. attention_dropout, embedding_dropout: as HF.
         activation: HF `hidden_activation`. layer_norm_epsilon: HF `norm_eps`.
+        classifier_pooling, classifier_activation, classifier_bias: HF's, of the head its task models put before
+            their logits layer (`task_transform`): "cls" or "mean", an HF activation name, a bias on its Dense.
         initializer_range, output_hidden_states, output_attentions, dtype: as `BertBackbone`.
 
     Examples:
@@ -59,23 +70,31 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
     """
 
     family = "modernbert"  # the HF model_type whose checkpoints name this class's weights
+    # Fine-tuned HF ModernBERT task models: `classifier` after `head` (a `PredictionHead`: `task_transform`).
+    hf_heads = {"BertClassifier": ("classifier", "ModernBertForSequenceClassification"),
+                "BertTokenClassifier": ("classifier", "ModernBertForTokenClassification"),
+                "BertQuestionAnswerer": ("classifier", "ModernBertForQuestionAnswering"),
+                "BertMultipleChoice": ("classifier", "ModernBertForMultipleChoice")}
     config_names = (  # the constructor arguments get_config returns
         "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "max_sequence_length",
         "local_attention", "global_attn_every_n_layers", "global_rope_theta", "local_rope_theta", "norm_bias",
         "attention_bias", "mlp_bias", "dropout", "attention_dropout", "embedding_dropout", "activation",
-        "layer_norm_epsilon", "initializer_range", "output_hidden_states", "output_attentions")
+        "layer_norm_epsilon", "initializer_range", "classifier_pooling", "classifier_activation", "classifier_bias",
+        "output_hidden_states", "output_attentions")
 
     def __init__(self, vocabulary_size=50368, num_layers=22, num_heads=12, hidden_dim=768, intermediate_dim=1152,
                  max_sequence_length=8192, local_attention=128, global_attn_every_n_layers=3,
                  global_rope_theta=160000.0, local_rope_theta=10000.0, norm_bias=False, attention_bias=False,
                  mlp_bias=False, dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, activation="gelu",
-                 layer_norm_epsilon=1e-5, initializer_range=0.02, output_hidden_states=False,
+                 layer_norm_epsilon=1e-5, initializer_range=0.02, classifier_pooling="cls",
+                 classifier_activation="gelu", classifier_bias=False, output_hidden_states=False,
                  output_attentions=False, dtype=None, **kwargs):
         asked = [name for name in PARAMETER_EFFICIENT if kwargs.pop(name, None)]
         if asked:
             raise ValueError(f"ModernBertBackbone has no adapters or LoRA updates ({', '.join(asked)} given): its "
                              "blocks are ModernBertEncoderBlocks. Fine-tune it with fine_tuning='full' or 'frozen'.")
-        check_modernbert_config(num_layers, local_attention, global_attn_every_n_layers)
+        check_modernbert_config(num_layers, local_attention, global_attn_every_n_layers, classifier_pooling,
+                                classifier_activation)
 
         # === Layers ===
         token_embedding = keras.layers.Embedding(vocabulary_size, hidden_dim, dtype=dtype, name="token_embedding",
@@ -112,3 +131,19 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
         self.encoder_blocks = blocks
         self.final_layer_norm = final_norm
         self.pooler = None
+
+    def task_transform(self, task_name, reads, name):
+        """A fresh `PredictionHead` for the head of any task model (`task_name`) that reads `reads`
+        ("pooled_output": one vector an example, mean-pooled with classifier_pooling="mean"; "sequence_output":
+        every token), as HF's task models put before their `classifier`; `task_transform_links` names its weights
+        in their checkpoints. `name`: the layer's name."""
+        pooling = "mean" if reads == "pooled_output" and self.classifier_pooling == "mean" else None
+        return PredictionHead(HF_ACTIVATIONS[self.classifier_activation], self.classifier_bias, self.norm_bias,
+                              self.layer_norm_epsilon, pooling, self.initializer_range, name=name)
+
+    @staticmethod
+    def task_transform_links(transform):
+        """`(variable, hf_names, kind)` of a `task_transform` layer under HF's `head.*` names (every ModernBERT
+        task model's, the masked LM's too)."""
+        yield from dense_links(transform.dense, "head.dense")
+        yield from norm_links(transform.norm, "head.norm")
