@@ -4,8 +4,8 @@ HF's masked-LM heads are one design, dense -> activation -> LayerNorm -> decoder
 embeddings + a bias, under other names per family. The dense maps to the width of the tied embedding table
 (`MaskedLMHead(transform_dim=...)`): the hidden width in BERT, RoBERTa and DistilBERT, the narrower
 embedding width in ALBERT and the ELECTRA generator. RoBERTa and the ELECTRA generator fix the exact GELU
-whatever the config says; ModernBERT's head has no dense bias and its LayerNorm no beta (HF `classifier_bias`,
-`norm_bias`); DeBERTa-v2/v3's is under `lm_predictions.lm_head.*` (the published checkpoints, HF `legacy=False`) or
+whatever the config says; ModernBERT's head has a dense bias and a LayerNorm beta only with HF `classifier_bias`
+and `norm_bias` (its backbone's); DeBERTa-v2/v3's is under `lm_predictions.lm_head.*` (the published checkpoints, HF `legacy=False`) or
 BERT's `cls.predictions.*` (HF's `legacy=True` default). Facts read from transformers 5.24 (`BertLMPredictionHead`, `RobertaLMHead`, `AlbertMLMHead`,
 `DistilBertForMaskedLM`, `ElectraGeneratorPredictions` + `generator_lm_head`, `ModernBertPredictionHead` +
 `ModernBertForMaskedLM.decoder`).
@@ -29,8 +29,8 @@ class MaskedLMHeadNames:
     transform's Linear and LayerNorm. bias: the output bias. decoder: the decoder Linear, whose weight HF
     ties to the word embeddings (written only for an untied head). activation: fixed by the family
     ("gelu", exact), or None for the backbone's own. hf_class: the HF model holding the head. dense_bias:
-    whether the dense has a bias (ModernBERT's has none by default: HF `classifier_bias`); the LayerNorm's beta
-    follows the backbone's `norm_bias` where it has one.
+    whether the dense has a bias (where the backbone has no `classifier_bias` of its own, as ModernBERT's); the
+    LayerNorm's beta follows the backbone's `norm_bias` where it has one.
     """
 
     prefix: str | tuple

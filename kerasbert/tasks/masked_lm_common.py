@@ -53,7 +53,8 @@ def check_no_custom_head(head, action):
 def build_masked_lm_head(backbone):
     """A `MaskedLMHead` as HF's masked-LM head of `backbone.family` (`kerasbert.families.family_heads`): tied to
     `backbone.token_embedding` (its dense maps to that table's width), the family's activation (RoBERTa and
-    ELECTRA: exact GELU; the others: the backbone's), the backbone's epsilon.
+    ELECTRA: exact GELU; ModernBERT: its backbone's `head_activation` and `classifier_bias`; the others: the
+    backbone's activation), the backbone's epsilon.
 
     Examples:
         >>> head = build_masked_lm_head(AlbertBackbone.from_preset("albert_base_v2", load_weights=False))
@@ -63,9 +64,10 @@ def build_masked_lm_head(backbone):
     names = masked_lm_head_names(backbone.family)
     return MaskedLMHead(
         backbone.vocabulary_size, token_embedding=backbone.token_embedding,
-        activation=names.activation or backbone.activation,
+        activation=getattr(backbone, "head_activation", None) or names.activation or backbone.activation,
         layer_norm_epsilon=backbone.layer_norm_epsilon, initializer_range=backbone.initializer_range,
-        transform_dim=getattr(backbone, "embedding_dim", None), dense_bias=names.dense_bias,
+        transform_dim=getattr(backbone, "embedding_dim", None),
+        dense_bias=getattr(backbone, "classifier_bias", names.dense_bias),
         layer_norm_bias=getattr(backbone, "norm_bias", True), dtype=backbone.dtype_policy, name="mlm_head",
     )
 
@@ -95,15 +97,16 @@ def load_masked_lm_head(head, checkpoint, task_name, family, untrained_effect=UN
 
 
 def check_no_unheld_biases(head, names, weights, source):
-    """A ValueError when `weights` hold a bias that `head` was built without (a ModernBERT checkpoint saved with
-    HF `classifier_bias=True` or `norm_bias=True` where the backbone has none): it would be dropped silently."""
+    """A ValueError when `weights` hold a bias that `head` was built without (a ModernBERT checkpoint whose weights
+    have a `head.dense.bias` or `head.norm.bias` its config's `classifier_bias` / `norm_bias` deny): it would be
+    dropped silently."""
     unheld = [name for name, held in ((f"{names.dense}.bias", head.dense_bias),
                                       (f"{names.layer_norm}.bias", head.layer_norm_bias)) if name in weights and not held]
     if unheld:
         raise ValueError(f"{source} has masked-LM head biases {unheld} that this head has no place for (built with "
                          f"dense_bias={head.dense_bias}, layer_norm_bias={head.layer_norm_bias}, from the family's "
-                         "defaults and the backbone's norm_bias). kerasbert reads only the head layout of HF's "
-                         "defaults for this family.")
+                         "defaults and the backbone's config). Set the config's classifier_bias / norm_bias to what "
+                         "the weights hold.")
 
 
 def write_task_preset(task, folder, heads, task_config=None):

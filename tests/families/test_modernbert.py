@@ -136,12 +136,23 @@ def test_masked_lm_head_gives_hf_logits(tmp_path):
         fill.export_to_hf(tmp_path / "hf")
 
 
-def test_masked_lm_head_biases_it_cannot_hold_are_a_named_error(tmp_path):
-    folder, _ = saved_hf_model("ModernBertForMaskedLM", tmp_path)
+def test_masked_lm_head_of_a_biased_config_gives_hf_logits_and_weights_the_config_denies_are_named(tmp_path):
+    """`classifier_bias` and `classifier_activation` set: the head has its bias and activation; a config that
+    says no bias over weights that hold one is a named error (the bias would be dropped)."""
+    folder, model = saved_hf_model("ModernBertForMaskedLM", tmp_path, classifier_bias=True,
+                                   classifier_activation="gelu_new")
+    fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=16)
+    inputs = padded_batch()
+    positions = np.tile(np.arange(inputs["token_ids"].shape[1], dtype="int32"), (len(LENGTHS), 1))
+    with torch.no_grad():
+        theirs = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                       attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).logits
+    diff = max_diff(fill({**inputs, "mask_positions": positions}), theirs, inputs["padding_mask"])
+    print(f"ModernBERT masked-LM logits (classifier_bias, gelu_new) vs transformers: max |diff| {diff:.1e}")
+    assert diff <= TOLERANCE
     config = json.loads((folder / "config.json").read_text())
-    transformers.ModernBertForMaskedLM(transformers.ModernBertConfig(**{**config, "classifier_bias": True})
-                                       ).save_pretrained(str(folder))
-    with pytest.raises(ValueError, match=r"head\.dense\.bias"):
+    (folder / "config.json").write_text(json.dumps({**config, "classifier_bias": False}))
+    with pytest.raises(ValueError, match=r"head\.dense\.bias.*classifier_bias"):
         kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=16)
 
 

@@ -2,10 +2,10 @@
 
 Its tokenizer is a byte-level BPE of RoBERTa's kind, read by `RobertaTokenizer` from `vocab.json` and
 `merges.txt`, or from the `tokenizer.json` answerdotai's folders ship alone (`roberta_settings` reads its special
-tokens, added tokens and offset trimming). The masked-LM head is HF `ModernBertForMaskedLM`'s: `head.dense` (no
-bias: `classifier_bias`), the exact GELU (`classifier_activation`), `head.norm` (beta only with `norm_bias`), then
-`decoder`, tied to the token embeddings, with its bias (`decoder_bias`); kerasbert reads HF's defaults of those
-three keys.
+tokens, added tokens and offset trimming). The masked-LM head is HF `ModernBertForMaskedLM`'s: `head.dense` (a
+bias with `classifier_bias`), `classifier_activation` (the backbone keeps both: its task heads use them too),
+`head.norm` (beta only with `norm_bias`), then `decoder`, tied to the token embeddings, with its bias (HF's
+default `decoder_bias`).
 """
 
 from kerasbert.families.family import Family

@@ -132,13 +132,18 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
         self.final_layer_norm = final_norm
         self.pooler = None
 
+    @property
+    def head_activation(self):
+        """kerasbert's name of `classifier_activation`: the task heads' and the masked-LM head's activation."""
+        return HF_ACTIVATIONS[self.classifier_activation]
+
     def task_transform(self, task_name, reads, name):
         """A fresh `PredictionHead` for the head of any task model (`task_name`) that reads `reads`
         ("pooled_output": one vector an example, mean-pooled with classifier_pooling="mean"; "sequence_output":
         every token), as HF's task models put before their `classifier`; `task_transform_links` names its weights
         in their checkpoints. `name`: the layer's name."""
         pooling = "mean" if reads == "pooled_output" and self.classifier_pooling == "mean" else None
-        return PredictionHead(HF_ACTIVATIONS[self.classifier_activation], self.classifier_bias, self.norm_bias,
+        return PredictionHead(self.head_activation, self.classifier_bias, self.norm_bias,
                               self.layer_norm_epsilon, pooling, self.initializer_range, name=name)
 
     @staticmethod
