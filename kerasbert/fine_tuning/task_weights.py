@@ -21,10 +21,12 @@ from kerasbert.fine_tuning.modes import FineTuningConfig
 from kerasbert.json_records import plain_value
 
 FORMAT = "kerasbert-task-weights"
-# Backbone settings a task file must agree with: the stock shape and the adapters / LoRA it trained.
+# The task-head settings a family's backbone keeps (ModernBERT's), which a task file sets on its preset's backbone.
+HEAD_KEYS = ("classifier_pooling", "classifier_activation", "classifier_bias")
+# Backbone settings a task file must agree with: the stock shape, the adapters / LoRA it trained, its head's.
 BACKBONE_KEYS = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim",
                  "max_sequence_length", "num_segments", "normalize_first", "adapter_size", "lora_rank",
-                 "lora_alpha", "lora_targets", "output_hidden_states")
+                 "lora_alpha", "lora_targets", "output_hidden_states", *HEAD_KEYS)
 
 
 def task_weights(task):
@@ -130,6 +132,7 @@ def task_from_weights(task_class, path, preset, load_weights=True):
                          f"load it with {settings['task']}.from_task_weights(path, preset).")
     arguments = task_class.upgrade_config(dict(settings["arguments"]))
     fine_tuning = FineTuningConfig.of_backbone(arguments.pop("fine_tuning", "full"), settings["backbone"])
+    head_settings = {key: settings["backbone"][key] for key in HEAD_KEYS if settings["backbone"].get(key) is not None}
     task = task_class.from_preset(preset, load_weights=load_weights, sequence_length=settings["sequence_length"],
-                                  fine_tuning=fine_tuning, **arguments)
+                                  fine_tuning=fine_tuning, backbone_overrides=head_settings or None, **arguments)
     return load_task_weights(task, path)

@@ -51,9 +51,10 @@ def task_outputs(backbone, inputs, head, units, output_name, expected_shape, tas
     hidden = ScalarMix(len(head_inputs), name="layer_mix")(head_inputs) if layer_mix else head_inputs[0]
     transform = family_transform(backbone, task_name, output_name, layer_mix)
     if transform is not None:
-        pooled_here = transform.pooling is not None  # from every token: no one vector to cache before it
-        hidden = transform(features["sequence_output"] if pooled_here else hidden, features["padding_mask"])
-        head_inputs = None if pooled_here else head_inputs
+        if transform.pooling is None:
+            hidden = transform(hidden)
+        else:  # pools every token: no one vector to cache before it (frozen features)
+            hidden, head_inputs = transform(features["sequence_output"], features["padding_mask"]), None
     outputs = logits_layer(hidden if dropout_layer is None else dropout_layer(hidden))
     return TaskOutputs(outputs, logits_layer, head_inputs)
 

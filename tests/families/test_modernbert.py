@@ -20,6 +20,7 @@ import kerasbert
 from kerasbert.families import ModernBertBackbone
 from kerasbert.families.family import backbone_class_for
 from kerasbert.families.roberta.roberta_tokenizer import bytes_to_unicode
+from kerasbert.fine_tuning.frozen_features import caches_features
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head
 
@@ -200,6 +201,27 @@ def test_classifier_fits_saves_and_reloads_with_identical_predictions(modernbert
     texts = uci_reviews[1]["text"].tolist()[:4]
     expected, got = classifier.predict(texts, verbose=0), reloaded.predict(texts, verbose=0)
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_frozen_classifier_trains_its_head_and_its_task_file_rebuilds_it(pooling, modernbert_folder, uci_reviews,
+                                                                         tmp_path):
+    """Frozen: with [CLS] pooling the head trains on cached [CLS] vectors; mean pooling reads every token, so the
+    backbone runs each epoch. The task file holds the head (`task_transform` and logits) and its pooling."""
+    folder = str(modernbert_folder[0])
+    classifier = kerasbert.BertClassifier.from_preset(folder, num_classes=2, sequence_length=16, fine_tuning="frozen",
+                                                      backbone_overrides={"classifier_pooling": pooling})
+    head = classifier.get_layer("task_transform")
+    before = numpy(head.dense.kernel)
+    classifier.fit(uci_reviews[0].iloc[:8], epochs=2, batch_size=4, verbose=0)
+    assert caches_features(classifier, None) == (pooling == "cls")
+    assert not np.array_equal(numpy(head.dense.kernel), before)
+    classifier.save_task_weights(tmp_path / "task.safetensors")
+    again = kerasbert.BertClassifier.from_task_weights(tmp_path / "task.safetensors", folder)
+    assert again.backbone.classifier_pooling == pooling
+    texts = uci_reviews[1]["text"].tolist()[:4]
+    np.testing.assert_allclose(np.stack(again.predict(texts, verbose=0)["probabilities"]),
+                               np.stack(classifier.predict(texts, verbose=0)["probabilities"]), atol=1e-6)
 
 
 def test_bad_configs_and_missing_parts_are_named_errors(modernbert_folder):
