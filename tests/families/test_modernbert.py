@@ -242,6 +242,8 @@ TASKS = {  # name: (HF class, kerasbert task, the HF config's settings)
     "token_classifier": ("ModernBertForTokenClassification", kerasbert.BertTokenClassifier, {"num_labels": 5}),
     "question_answerer": ("ModernBertForQuestionAnswering", kerasbert.BertQuestionAnswerer, {}),
     "multiple_choice": ("ModernBertForMultipleChoice", kerasbert.BertMultipleChoice, {}),
+    "cross_encoder": ("ModernBertForSequenceClassification", kerasbert.BertCrossEncoder,  # a reranker's shape
+                      {"num_labels": 1}),
 }
 
 
