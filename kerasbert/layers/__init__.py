@@ -29,6 +29,7 @@ from kerasbert.layers.mobilebert_encoder_block import MobileBertEncoderBlock
 from kerasbert.layers.modernbert_encoder_block import ModernBertEncoderBlock
 from kerasbert.layers.no_norm import NoNorm
 from kerasbert.layers.prediction_head import PredictionHead
+from kerasbert.layers.question_logits_mask import QuestionLogitsMask
 from kerasbert.layers.relative_attention import XLNetRelativeAttention
 from kerasbert.layers.relative_position_encoding import relative_positional_encoding
 from kerasbert.layers.relative_segment_encoding import relative_segment_encoding

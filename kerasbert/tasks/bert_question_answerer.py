@@ -12,6 +12,7 @@ from kerasbert.data.answer_spans import OUTSIDE_CONTEXT, best_null_score_thresho
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.families.sequence_length import packed_input_length
+from kerasbert.layers.question_logits_mask import QuestionLogitsMask
 from kerasbert.metrics.squad import evaluate_squad, exact_match, f1
 from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.heads import mixes_layers, task_outputs
@@ -112,6 +113,8 @@ class BertQuestionAnswerer(Task):
         outputs, logits_layer, _ = task_outputs(backbone, inputs, head, 2, "sequence_output", (None, None, 2),
                                                 "BertQuestionAnswerer", layer_name="qa_outputs",
                                                 layer_mix=mixes_layers(kwargs))
+        if head is None and getattr(backbone, "masks_question_logits", False):  # BigBird's answerer, as HF's
+            outputs = QuestionLogitsMask(name="question_mask")(outputs, inputs["segment_ids"], inputs["padding_mask"])
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,
                          head=head, **kwargs)
 

@@ -6,7 +6,7 @@ tiny config (hidden 32, 2 layers, `block_size` 4, `num_random_blocks` 1: block-s
 biases moved off HF's 1 and 0, saved with a BigBird-style `spiece.model` trained here; real text (UCI reviews)
 tokenised by kerasbert's `BigBirdTokenizer` and packed to 40 tokens (so every sequence is block-sparse or
 padded). Bar: logits max |difference| <= 1e-4 (measured on TensorFlow: classifier 7.5e-9, token classifier 8.9e-8,
-multiple choice 3.7e-9, masked LM 1.8e-7, question answerer 8.9e-8).
+multiple choice 3.7e-9, masked LM 1.8e-7, question answerer 1.2e-7 on question-context pairs).
 """
 
 import textwrap
@@ -31,7 +31,6 @@ TASKS = {  # HF class: (kerasbert task, the HF config's settings)
     "BigBirdForTokenClassification": (kerasbert.BertTokenClassifier, {"num_labels": 5}),
     "BigBirdForMultipleChoice": (kerasbert.BertMultipleChoice, {}),
     "BigBirdForMaskedLM": (kerasbert.BertMaskedLM, {}),
-    "BigBirdForQuestionAnswering": (kerasbert.BertQuestionAnswerer, {}),
 }
 
 
@@ -56,12 +55,17 @@ def packed(task, texts):
     return {key: keras.ops.convert_to_numpy(value).astype("int32") for key, value in task.preprocessor(texts).items()}
 
 
+def torch_inputs(inputs):
+    return {"input_ids": torch.tensor(inputs["token_ids"], dtype=torch.long),
+            "token_type_ids": torch.tensor(inputs["segment_ids"], dtype=torch.long),
+            "attention_mask": torch.tensor(inputs["padding_mask"], dtype=torch.long)}
+
+
 @pytest.mark.parametrize("class_name", list(TASKS))
 def test_task_logits_equal_hf_big_bird_task_models(class_name, hf_task_folder, uci_reviews, tmp_path):
     task_class, settings = TASKS[class_name]
     model, folder = hf_task_folder(class_name, tmp_path, **settings)
-    options = {"doc_stride": 8, "max_question_length": 8} if task_class is kerasbert.BertQuestionAnswerer else {}
-    task = task_class.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH, **options)
+    task = task_class.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH)
     assert isinstance(task.backbone, BigBirdBackbone) and isinstance(task.preprocessor.tokenizer, BigBirdTokenizer)
     texts = uci_reviews[1]["text"].tolist()[:6]
     if class_name == "BigBirdForMultipleChoice":  # two questions, three choices each
@@ -74,14 +78,8 @@ def test_task_logits_equal_hf_big_bird_task_models(class_name, hf_task_folder, u
         positions = np.tile(np.arange(inputs["token_ids"].shape[1], dtype="int32"), (len(texts), 1))
         inputs = {**inputs, "mask_positions": positions}
     ours = keras.ops.convert_to_numpy(task(inputs))
-    # HF's answerer takes 1e6 from the logits of a question it finds by the first [SEP]: one token of question
-    # each (the [CLS], which it never masks) keeps every logit comparable.
-    question = {"question_lengths": torch.ones(len(texts), 1, dtype=torch.long)} if "Question" in class_name else {}
     with torch.no_grad():
-        output = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
-                       token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
-                       attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long), **question)
-    theirs = (torch.stack([output.start_logits, output.end_logits], -1) if question else output.logits).numpy()
+        theirs = model(**torch_inputs(inputs)).logits.numpy()
     assert ours.shape == theirs.shape
     real = inputs["padding_mask"].astype(bool) if ours.ndim == 3 else np.ones(ours.shape, bool)
     difference = float(np.abs(ours - theirs)[real].max())
@@ -93,6 +91,36 @@ def test_task_logits_equal_hf_big_bird_task_models(class_name, hf_task_folder, u
             task.backbone.export_to_hf(tmp_path / "base")  # BigBirdModel's pooler is tanh's
     if class_name == "BigBirdForMaskedLM":
         assert len(task.predict(["The screen [MASK] sharp."], top_k=2, verbose=0)["tokens"][0]) == 2
+
+
+def test_question_answerer_gives_hf_logits_question_mask_included(hf_task_folder, uci_reviews, tmp_path):
+    """HF's answerer (its `qa_classifier` block, then `qa_outputs`) takes 1e6 from the logits of the question, which
+    it finds as the tokens up to the first [SEP] (`question_lengths`); kerasbert's masks the first segment."""
+    model, folder = hf_task_folder("BigBirdForQuestionAnswering", tmp_path)
+    answerer = kerasbert.BertQuestionAnswerer.from_preset(str(folder), sequence_length=SEQUENCE_LENGTH, doc_stride=8,
+                                                          max_question_length=8)
+    texts = uci_reviews[1]["text"].tolist()
+    questions, contexts = [text[:30] for text in texts[:3]], texts[3:6]
+    inputs = packed(answerer, (questions, contexts))
+    ours = keras.ops.convert_to_numpy(answerer(inputs))
+    first_sep = np.argmax(inputs["token_ids"] == answerer.tokenizer.sep_token_id, axis=1)
+    with torch.no_grad():
+        output = model(**torch_inputs(inputs), question_lengths=torch.tensor(first_sep + 1)[:, None])
+    theirs = torch.stack([output.start_logits, output.end_logits], -1).numpy()
+    real = inputs["padding_mask"].astype(bool)
+    question = real & (inputs["segment_ids"] == 0) & (np.arange(real.shape[1]) > 0)
+    assert question.any() and (real & ~question).any()
+    difference = float(np.abs(ours - theirs)[real & ~question].max())
+    print(f"BertQuestionAnswerer on BigBird vs transformers BigBirdForQuestionAnswering: max |difference| "
+          f"{difference:.1e} ([CLS] and context)")
+    assert difference <= TOLERANCE
+    assert (ours[question] < -9e5).all() and np.abs(ours - theirs)[question].max() <= 0.25  # float32 steps at 1e6
+    answers = answerer.predict([{"question": q, "context": c} for q, c in zip(questions, contexts)], verbose=0)
+    for context, answer in zip(contexts, answers.itertuples()):
+        assert context[answer.start:answer.end] == answer.answer
+    answerer.save(tmp_path / "answerer.keras")
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(keras.saving.load_model(tmp_path / "answerer.keras")(inputs)),
+                                  ours)
 
 
 def test_classifier_fits_raw_text_and_predicts_the_same_in_a_fresh_process(hf_task_folder, uci_reviews, tmp_path,

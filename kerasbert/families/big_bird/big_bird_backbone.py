@@ -39,6 +39,7 @@ class BigBirdBackbone(BertBackbone):
                 "BertMultipleChoice": ("classifier", "BigBirdForMultipleChoice"),
                 "BertClassifier": ("classifier.out_proj", CLASSIFIER),
                 "BertQuestionAnswerer": ("qa_classifier.qa_outputs", "BigBirdForQuestionAnswering")}
+    masks_question_logits = True  # HF's answerer takes 1e6 from the question's span logits (QuestionLogitsMask)
 
     def __init__(self, vocabulary_size=50358, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
                  block_size=64, num_random_blocks=3, attention_type="block_sparse", **kwargs):
