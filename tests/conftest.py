@@ -199,3 +199,32 @@ def running_server(app):
 def serve_in_thread():
     """`running_server`, for the tests' own server fixtures: `with serve_in_thread(app) as url: ...`."""
     return running_server
+
+
+def replaced_token_batch(cls_id, mask_id, word_ids):
+    """A replaced-token pre-training batch (`ElectraPretrainer`'s inputs) and the original ids: three rows of 10,
+    7 and 4 real tokens (`[CLS]` = `cls_id`, the others drawn from `range(*word_ids)`, seed 0), three masked
+    positions a row (the third slot of rows 2 and 3 is padding), `mask_id` at each but one (which keeps its token,
+    as ELECTRA's and BERT's masking keep some), one sampling uniform per slot."""
+    rng = np.random.default_rng(0)
+    lengths = np.array([10, 7, 4])
+    padding_mask = (np.arange(10)[None, :] < lengths[:, None]).astype("int32")
+    original = np.where(padding_mask == 1, rng.integers(*word_ids, size=(3, 10)), 0).astype("int32")
+    original[:, 0] = cls_id
+    positions = np.array([[1, 4, 7], [2, 5, 0], [1, 2, 0]], "int32")
+    weights = np.array([[1, 1, 1], [1, 1, 0], [1, 1, 0]], "float32")
+    rows = np.arange(3)[:, None]
+    mask_ids = original[rows, positions] * (weights > 0)
+    masked = original.copy()
+    masked[rows, positions] = np.where(weights > 0, mask_id, original[rows, positions])
+    masked[0, 7] = original[0, 7]  # kept unchanged, still predicted
+    inputs = {"token_ids": masked, "segment_ids": np.zeros_like(masked), "padding_mask": padding_mask,
+              "mask_positions": positions, "mask_ids": mask_ids.astype("int32"), "mask_weights": weights,
+              "sampling_uniforms": rng.uniform(size=(3, 3)).astype("float32")}
+    return inputs, original
+
+
+@pytest.fixture(scope="session")
+def rtd_batch():
+    """`rtd_batch(cls_id, mask_id, word_ids)` -> `(inputs, original ids)`: `replaced_token_batch`."""
+    return replaced_token_batch

@@ -45,7 +45,7 @@ from kerasbert.families.albert import AlbertBackbone, AlbertTokenizer  # noqa: E
 from kerasbert.families.bert import BertBackbone, BertTokenizer  # noqa: E402
 from kerasbert.families.big_bird import BigBirdBackbone, BigBirdTokenizer  # noqa: E402
 from kerasbert.families.bert_preprocessor import BertPreprocessor  # noqa: E402
-from kerasbert.families.deberta_v2 import DebertaV2Backbone, DebertaV2Tokenizer  # noqa: E402
+from kerasbert.families.deberta_v2 import DebertaGenerator, DebertaV2Backbone, DebertaV2Tokenizer  # noqa: E402
 from kerasbert.families.distilbert import DistilBertBackbone  # noqa: E402
 from kerasbert.families.electra import ElectraBackbone, ElectraGenerator  # noqa: E402
 from kerasbert.families.electra.electra_generator import generator_config_for  # noqa: E402

@@ -17,7 +17,8 @@ from kerasbert.layers.disentangled_attention import DisentangledSelfAttention, r
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.geglu_feed_forward import GegluFeedForward
-from kerasbert.layers.heads import MaskedLMHead, NSPHead, ReplacedTokenHead
+from kerasbert.layers.gradient_disentangled_sharing import GradientDisentangledSharing
+from kerasbert.layers.heads import ContextReplacedTokenHead, MaskedLMHead, NSPHead, ReplacedTokenHead
 from kerasbert.layers.int8_grid import fake_int8
 from kerasbert.layers.local_self_attention import ChunkedLocalSelfAttention
 from kerasbert.layers.longformer_attention import LongformerSelfAttention

@@ -12,11 +12,17 @@ class DebertaEmbedding(keras.layers.Layer):
     embeddings with `position_biased_input` (v2; none in v3) and segment embeddings when `num_segments > 0`,
     then LayerNorm, zeros at padded positions, and dropout.
 
+    `token_table` (not configuration; None by default) is a function giving the `[vocabulary, hidden]` table to
+    read the tokens from instead of `token_embedding`'s: DeBERTa-v3's gradient-disentangled embedding sharing
+    (`GradientDisentangledSharing`) sets it while the discriminator runs in pre-training.
+
     Examples:
         >>> layer = DebertaEmbedding(100, 16, num_segments=0, position_biased_input=False)
         >>> tuple(layer(ops.ones((2, 5), "int32"), ops.zeros((2, 5), "int32"), ops.ones((2, 5))).shape)
         (2, 5, 16)
     """
+
+    token_table = None
 
     def __init__(self, vocabulary_size, hidden_dim, max_sequence_length=512, num_segments=0,
                  position_biased_input=False, layer_norm_epsilon=1e-7, dropout=0.0, initializer_range=0.02,
@@ -50,7 +56,10 @@ class DebertaEmbedding(keras.layers.Layer):
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
 
     def call(self, token_ids, segment_ids, padding_mask, training=None):
-        x = self.token_embedding(token_ids)
+        if self.token_table is None:
+            x = self.token_embedding(token_ids)
+        else:
+            x = ops.take(ops.cast(self.token_table(), self.compute_dtype), token_ids, axis=0)
         if self.position_embedding is not None:
             x = x + self.position_embedding(ops.arange(ops.shape(token_ids)[1]))[None]
         if self.segment_embedding is not None:

@@ -1,5 +1,5 @@
-"""Pre-training heads: masked language model, next-sentence prediction and ELECTRA's replaced-token
-detection."""
+"""Pre-training heads: masked language model, next-sentence prediction and replaced-token detection (ELECTRA's,
+DeBERTa-v3's)."""
 
 import keras
 from keras import ops
@@ -219,3 +219,57 @@ class ReplacedTokenHead(keras.layers.Layer):
         config = super().get_config()
         config.update({"activation": self.activation, "initializer_range": self.initializer_range})
         return config
+
+
+@keras.saving.register_keras_serializable(package="kerasbert")
+class ContextReplacedTokenHead(keras.layers.Layer):
+    """DeBERTa-v3's discriminator head: one logit per token, > 0 for "the generator replaced this token", read
+    from each token's state with the `[CLS]` state added.
+
+    LayerNorm(`[CLS]` state + token state) -> dense (hidden -> hidden) -> activation -> dense (hidden -> 1),
+    squeezed: DeBERTa's `LMMaskPredictionHead` (`mask_predictions.LayerNorm`, `.dense`, `.classifier` in its
+    published checkpoints).
+
+    Args:
+        activation: the backbone's activation (HF `hidden_act`; "gelu" is the exact erf GELU).
+        layer_norm_epsilon: the LayerNorm's epsilon (HF `layer_norm_eps`).
+        initializer_range: standard deviation of the weight initialiser (`weight_initializer`).
+
+    Examples:
+        >>> head = ContextReplacedTokenHead()
+        >>> tuple(head(ops.ones((2, 6, 8))).shape)
+        (2, 6)
+    """
+
+    def __init__(self, activation="gelu", layer_norm_epsilon=1e-7, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activation
+        self.activation_fn = get_activation(activation)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+
+    def build(self, sequence_output_shape):
+        hidden_dim = sequence_output_shape[-1]
+        initializer = weight_initializer(self.initializer_range)
+        self.layer_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy,
+                                                          name="layer_norm")
+        self.layer_norm.build((None, hidden_dim))
+        self.dense = keras.layers.Dense(hidden_dim, kernel_initializer=initializer, dtype=self.dtype_policy,
+                                        name="dense")
+        self.dense.build((None, hidden_dim))
+        self.classifier = keras.layers.Dense(1, kernel_initializer=initializer, dtype=self.dtype_policy,
+                                             name="classifier")
+        self.classifier.build((None, hidden_dim))
+        self.built = True
+
+    def call(self, sequence_output):
+        states = self.layer_norm(sequence_output[:, :1, :] + sequence_output)
+        logits = self.classifier(self.activation_fn(self.dense(states)))
+        return ops.cast(ops.squeeze(logits, axis=-1), "float32")
+
+    def compute_output_shape(self, sequence_output_shape):
+        return tuple(sequence_output_shape[:-1])
+
+    def get_config(self):
+        return {**super().get_config(), "activation": self.activation, "layer_norm_epsilon": self.layer_norm_epsilon,
+                "initializer_range": self.initializer_range}

@@ -18,6 +18,7 @@ from kerasbert.tasks.bert_question_answerer import BertQuestionAnswerer
 from kerasbert.tasks.bert_seq2seq import BertSeq2Seq, TargetTooLongError
 from kerasbert.tasks.bert_text_encoder import BertTextEncoder
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
+from kerasbert.tasks.deberta_v3_pretrainer import DebertaV3Pretrainer
 from kerasbert.tasks.electra_pretrainer import ElectraPretrainer
 from kerasbert.tasks.long_inputs import LongInputs
 from kerasbert.tasks.memory_reading import MemoryReader

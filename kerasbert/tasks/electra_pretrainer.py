@@ -102,16 +102,14 @@ class ElectraPretrainer(BertPretrainer):
         masking=None,
         **kwargs,
     ):
-        check_electra_options(backbone, generator_config, rtd_weight, kwargs.get("head"))
+        self.check_pretraining_options(backbone, generator_config, rtd_weight, kwargs.get("head"))
         check_options(backbone, None, max_sequence_length)
-        masking = MaskingConfig.coerce(masking, ELECTRA_MASKING)
-        generator_config = dict(generator_config or generator_config_for(backbone))
+        masking = MaskingConfig.coerce(masking, self.default_masking)
+        generator_config = self.full_generator_config(backbone, generator_config)
 
         # === Layers ===
-        generator = ElectraGenerator(backbone.embedding, **generator_config, name="generator")
+        generator, rtd_head, discriminator = self.pretraining_parts(backbone, generator_config)
         sampler = ReplacementSampler(name="replacement_sampler")
-        rtd_head = ReplacedTokenHead(activation=backbone.activation, initializer_range=backbone.initializer_range,
-                                     dtype=backbone.dtype_policy, name="rtd_head")
 
         # === Functional model ===
         inputs = {name: keras.Input(shape=(None,), dtype="float32" if name in FLOAT_INPUTS else "int32", name=name)
@@ -119,7 +117,7 @@ class ElectraPretrainer(BertPretrainer):
         mlm_logits = generator({name: inputs[name] for name in GENERATOR_INPUTS})
         corruption = sampler(mlm_logits, *(inputs[name] for name in ("token_ids", "mask_positions", "mask_ids",
                                                                      "mask_weights", "sampling_uniforms")))
-        discriminated = backbone({"token_ids": corruption["corrupted_ids"], "segment_ids": inputs["segment_ids"],
+        discriminated = discriminator({"token_ids": corruption["corrupted_ids"], "segment_ids": inputs["segment_ids"],
                                   "padding_mask": inputs["padding_mask"]})
         outputs = {"mlm": mlm_logits, "rtd": rtd_head(discriminated["sequence_output"]),
                    "replaced": corruption["replaced"], "sampled_ids": corruption["sampled_ids"]}
@@ -143,6 +141,30 @@ class ElectraPretrainer(BertPretrainer):
         self.metric_sums_function = ModelFunction(self, self.metric_sums)
         if self.tokenizer.has_vocabulary:  # (from a `.keras` file it comes later, options checked at save)
             self.masker(seed=0)  # checks the masking options now rather than at the first fit
+
+    # === The parts a subclass changes (DebertaV3Pretrainer) ===
+
+    default_masking = ELECTRA_MASKING
+    generator_prefix = GENERATOR_PREFIX  # the generator's weights in a kerasbert preset's heads
+
+    @staticmethod
+    def check_pretraining_options(backbone, generator_config, rtd_weight, head):
+        """Errors for options this pre-trainer cannot take, before any layer is built."""
+        check_electra_options(backbone, generator_config, rtd_weight, head)
+
+    @staticmethod
+    def full_generator_config(backbone, generator_config):
+        """The generator's arguments: `generator_config`, or ELECTRA's for `backbone`."""
+        return dict(generator_config or generator_config_for(backbone))
+
+    @staticmethod
+    def pretraining_parts(backbone, generator_config):
+        """`(generator, rtd_head, discriminator)`: ELECTRA's generator on the discriminator's embedding layer, its
+        `ReplacedTokenHead`, and the backbone itself as what reads the corrupted sequence."""
+        generator = ElectraGenerator(backbone.embedding, **generator_config, name="generator")
+        rtd_head = ReplacedTokenHead(activation=backbone.activation, initializer_range=backbone.initializer_range,
+                                     dtype=backbone.dtype_policy, name="rtd_head")
+        return generator, rtd_head, backbone
 
     # === Checkpoints and presets ===
 

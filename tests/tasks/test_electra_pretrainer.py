@@ -58,27 +58,6 @@ def hf_electra(tmp_path_factory):
     return (*folders, discriminator, generator)
 
 
-def electra_batch():
-    """Three rows of 10, 7 and 4 real tokens; masked positions (the third slot of rows 2 and 3 is padding), the
-    masked sequence ([MASK] at each but one, which keeps its token, as ELECTRA's 15% do), uniforms."""
-    rng = np.random.default_rng(0)
-    lengths = np.array([10, 7, 4])
-    padding_mask = (np.arange(10)[None, :] < lengths[:, None]).astype("int32")
-    original = np.where(padding_mask == 1, rng.integers(5, 99, size=(3, 10)), 0).astype("int32")
-    original[:, 0] = 2  # [CLS]
-    positions = np.array([[1, 4, 7], [2, 5, 0], [1, 2, 0]], "int32")
-    weights = np.array([[1, 1, 1], [1, 1, 0], [1, 1, 0]], "float32")
-    rows = np.arange(3)[:, None]
-    mask_ids = original[rows, positions] * (weights > 0)
-    masked = original.copy()
-    masked[rows, positions] = np.where(weights > 0, MASK_ID, original[rows, positions])
-    masked[0, 7] = original[0, 7]  # kept unchanged, still predicted
-    inputs = {"token_ids": masked, "segment_ids": np.zeros_like(masked), "padding_mask": padding_mask,
-              "mask_positions": positions, "mask_ids": mask_ids.astype("int32"), "mask_weights": weights,
-              "sampling_uniforms": rng.uniform(size=(3, 3)).astype("float32")}
-    return inputs, original
-
-
 def hf_step(discriminator, generator, inputs, original):
     """ELECTRA's step on copies of the HF models with shared embeddings: (losses, sampled ids, updated state
     dicts)."""
@@ -117,12 +96,12 @@ def hf_step(discriminator, generator, inputs, original):
 
 
 @pytest.mark.all_backends
-def test_one_step_equals_hf_electra_for_masked_lm_plus_electra_for_pretraining(hf_electra):
+def test_one_step_equals_hf_electra_for_masked_lm_plus_electra_for_pretraining(hf_electra, rtd_batch):
     discriminator_folder, generator_folder, hf_discriminator, hf_generator = hf_electra
     electra = ElectraPretrainer.from_preset(str(discriminator_folder), generator_preset=str(generator_folder),
                                             max_sequence_length=40)
     assert electra.generator_config["hidden_dim"] == 8 and electra.generator_config["dropout"] == 0.0
-    inputs, original = electra_batch()
+    inputs, original = rtd_batch(2, MASK_ID, (5, 99))
     sampled = keras.ops.convert_to_numpy(electra(inputs)["sampled_ids"])
     electra.compile(optimizer=keras.optimizers.SGD(LEARNING_RATE))
     logs = electra.train_on_batch(inputs, return_dict=True)
@@ -189,11 +168,11 @@ def test_fit_on_documents_trains_both_models(tmp_path):
     assert 0.0 < results["replaced_fraction"] < 0.3 and np.isfinite(results["loss"])
 
 
-def test_presets_and_keras_files_keep_both_models(hf_electra, tmp_path):
+def test_presets_and_keras_files_keep_both_models(hf_electra, rtd_batch, tmp_path):
     discriminator_folder, generator_folder, _, _ = hf_electra
     electra = ElectraPretrainer.from_preset(str(discriminator_folder), generator_preset=str(generator_folder),
                                             max_sequence_length=40)
-    inputs, _ = electra_batch()
+    inputs, _ = rtd_batch(2, MASK_ID, (5, 99))
     expected = keras.tree.map_structure(keras.ops.convert_to_numpy, electra(inputs))
     electra.save_to_preset(tmp_path / "preset")
     electra.save(tmp_path / "electra.keras")
