@@ -4,6 +4,7 @@ import keras
 
 from kerasbert.layers.geglu_feed_forward import GegluFeedForward
 from kerasbert.layers.rotary_attention import RotarySelfAttention
+from kerasbert.layers.unpadding import on_real_tokens, unpadding_works
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -18,6 +19,9 @@ class ModernBertEncoderBlock(keras.layers.Layer):
         attention_norm: a LayerNorm before the attention (False on HF's layer 0).
         norm_bias, attention_bias, mlp_bias: as HF `ModernBertConfig`.
         dropout: HF `mlp_dropout`. layer_norm_epsilon: HF `norm_eps`.
+        unpadded: run the attention's projections and the feed-forward half on the real tokens only
+            (`on_real_tokens`; on TensorFlow: JAX and torch keep the padding): the same values on the real tokens,
+            the padded positions' work saved.
         activation, attention_dropout, initializer_range: as HF `ModernBertConfig` and `BertBackbone`.
 
     Examples:
@@ -28,7 +32,7 @@ class ModernBertEncoderBlock(keras.layers.Layer):
 
     def __init__(self, num_heads, intermediate_dim, rope_theta=10000.0, window=None, attention_norm=True,
                  norm_bias=False, attention_bias=False, mlp_bias=False, activation="gelu", dropout=0.0,
-                 attention_dropout=0.0, layer_norm_epsilon=1e-5, initializer_range=0.02, **kwargs):
+                 attention_dropout=0.0, layer_norm_epsilon=1e-5, initializer_range=0.02, unpadded=False, **kwargs):
         super().__init__(**kwargs)
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
@@ -43,6 +47,7 @@ class ModernBertEncoderBlock(keras.layers.Layer):
         self.attention_dropout = attention_dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.unpadded = unpadded
 
         def norm(name):
             return keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, center=norm_bias,
@@ -50,7 +55,8 @@ class ModernBertEncoderBlock(keras.layers.Layer):
 
         self.attention_layer_norm = norm("attention_norm") if attention_norm else None
         self.attention = RotarySelfAttention(num_heads, attention_dropout, initializer_range, rope_theta,
-                                             attention_bias, window, dtype=self.dtype_policy, name="attention")
+                                             attention_bias, window, unpadded, dtype=self.dtype_policy,
+                                             name="attention")
         # HF `out_drop` uses attention_dropout on the attention output.
         self.attention_output_dropout = keras.layers.Dropout(attention_dropout, dtype=self.dtype_policy)
         self.mlp_layer_norm = norm("mlp_norm")
@@ -72,7 +78,13 @@ class ModernBertEncoderBlock(keras.layers.Layer):
         if return_attention_scores:
             attended, probabilities = attended
         x = x + self.attention_output_dropout(attended, training=training)
-        x = x + self.mlp(self.mlp_layer_norm(x), training=training)
+        def feed_forward(tokens):
+            return self.mlp(self.mlp_layer_norm(tokens), training=training)
+
+        if self.unpadded and padding_mask is not None and unpadding_works():
+            x = x + on_real_tokens(feed_forward, x, padding_mask)
+        else:
+            x = x + feed_forward(x)
         return (x, probabilities) if return_attention_scores else x
 
     def compute_output_spec(self, x, padding_mask=None, return_attention_scores=False, training=None):
@@ -82,4 +94,4 @@ class ModernBertEncoderBlock(keras.layers.Layer):
         return {**super().get_config(), **{name: getattr(self, name) for name in (
             "num_heads", "intermediate_dim", "rope_theta", "window", "attention_norm", "norm_bias",
             "attention_bias", "mlp_bias", "activation", "dropout", "attention_dropout", "layer_norm_epsilon",
-            "initializer_range")}}
+            "initializer_range", "unpadded")}}

@@ -7,6 +7,7 @@ from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.banded_attention import banded_attention
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.rotary_embedding import RotaryEmbedding
+from kerasbert.layers.unpadding import on_real_tokens, unpadding_works
 
 
 def sliding_window_mask(length, window):
@@ -35,6 +36,8 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         rope_theta: the `RotaryEmbedding` base.
         use_bias: biases on the fused Q/K/V and output projections.
         window: None (global attention) or HF `local_attention` (each token sees `window // 2` either side).
+        unpadded: the Q/K/V and output projections on the real tokens only (`on_real_tokens`; on
+            TensorFlow); the attention itself masks the padding.
 
     Examples:
         >>> attention = RotarySelfAttention(num_heads=2, rope_theta=10000.0, window=4)
@@ -43,7 +46,7 @@ class RotarySelfAttention(MultiHeadSelfAttention):
     """
 
     def __init__(self, num_heads, attention_dropout=0.0, initializer_range=0.02, rope_theta=10000.0,
-                 use_bias=False, window=None, **kwargs):
+                 use_bias=False, window=None, unpadded=False, **kwargs):
         super().__init__(num_heads, attention_dropout, initializer_range, **kwargs)
         if window is not None and window < 2:
             raise ValueError(f"window={window!r}: local attention needs a window of 2 or more tokens (HF "
@@ -51,6 +54,8 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         self.rope_theta = rope_theta
         self.use_bias = use_bias
         self.window = window
+        self.unpadded = unpadded
+        self.real_tokens = None  # the padding mask of the call under way, with `unpadded`
         self.rotary = RotaryEmbedding(rope_theta, dtype=self.dtype_policy, name="rotary")
 
     def build(self, input_shape):
@@ -74,19 +79,35 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         return super().attention_scores(self.rotary(query), self.rotary(key))
 
     def call(self, x, padding_mask=None, return_attention_scores=False, training=None):
-        if self.window is not None and not return_attention_scores:
-            return self.local_attention(x, padding_mask, training)
-        window = None if self.window is None else sliding_window_mask(ops.shape(x)[1], self.window)
-        return super().call(x, padding_mask=padding_mask, attention_mask=window,
-                            return_attention_scores=return_attention_scores, training=training)
+        unpads = self.unpadded and padding_mask is not None and unpadding_works()
+        self.real_tokens = padding_mask if unpads else None
+        try:
+            if self.window is not None and not return_attention_scores:
+                return self.local_attention(x, padding_mask, training)
+            window = None if self.window is None else sliding_window_mask(ops.shape(x)[1], self.window)
+            return super().call(x, padding_mask=padding_mask, attention_mask=window,
+                                return_attention_scores=return_attention_scores, training=training)
+        finally:
+            self.real_tokens = None
+
+    def on_tokens(self, dense, x):
+        """`dense(x)`, on the real tokens only while an unpadded call runs."""
+        return dense(x) if self.real_tokens is None else on_real_tokens(dense, x, self.real_tokens)
+
+    def project_heads(self, x, training=None):
+        query, key, value = ops.split(self.on_tokens(self.qkv_dense, x), 3, axis=-1)
+        return self.split_heads(query), self.split_heads(key), self.split_heads(value)
+
+    def project_output(self, context, training=None):
+        batch, length = ops.shape(context)[0], ops.shape(context)[1]
+        return self.on_tokens(self.output_dense, ops.reshape(context, (batch, length, self.hidden_dim)))
 
     def local_attention(self, x, padding_mask, training):
         """The window's attention in blocks of `window // 2` queries (`banded_attention`)."""
-        query, key, value = (self.split_heads(part) for part in ops.split(self.qkv_dense(x), 3, axis=-1))
+        query, key, value = self.project_heads(x)
         context = banded_attention(self.rotary(query), self.rotary(key), value, self.window // 2, padding_mask,
                                    dropout=lambda probabilities: self.dropout_layer(probabilities, training=training))
-        batch, length = ops.shape(x)[0], ops.shape(x)[1]
-        return self.output_dense(ops.reshape(context, (batch, length, self.hidden_dim)))
+        return self.project_output(context)
 
     def compute_output_spec(self, x, padding_mask=None, return_attention_scores=False, training=None):
         return super().compute_output_spec(x, return_attention_scores=return_attention_scores)
@@ -95,4 +116,5 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         config = super().get_config()
         for name in ("lora_config", "fused_attention"):
             config.pop(name)
-        return {**config, "rope_theta": self.rope_theta, "use_bias": self.use_bias, "window": self.window}
+        return {**config, "rope_theta": self.rope_theta, "use_bias": self.use_bias, "window": self.window,
+                "unpadded": self.unpadded}

@@ -81,11 +81,12 @@ def max_diff(ours, theirs, mask):
 
 
 @pytest.mark.all_backends
-def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(modernbert_folder):
+@pytest.mark.parametrize("unpadded", [False, True])  # the feed-forward halves on the real tokens only (not on JAX)
+def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(unpadded, modernbert_folder):
     folder, model = modernbert_folder
     checkpoint = load_checkpoint(folder)
     assert backbone_class_for(checkpoint) is ModernBertBackbone
-    backbone = ModernBertBackbone.from_checkpoint(checkpoint, output_hidden_states=True)
+    backbone = ModernBertBackbone.from_checkpoint(checkpoint, output_hidden_states=True, unpadded=unpadded)
     inputs = padded_batch()
     with torch.no_grad():
         theirs = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
@@ -188,8 +189,9 @@ def test_keras_file_and_hf_export_give_the_outputs_again(modernbert_folder, tmp_
 
 
 def test_classifier_fits_saves_and_reloads_with_identical_predictions(modernbert_folder, uci_reviews, tmp_path):
-    classifier = kerasbert.BertClassifier.from_preset(str(modernbert_folder[0]), num_classes=2, sequence_length=16)
-    assert type(classifier.backbone) is ModernBertBackbone
+    classifier = kerasbert.BertClassifier.from_preset(str(modernbert_folder[0]), num_classes=2, sequence_length=16,
+                                                      backbone_overrides={"unpadded": True})
+    assert type(classifier.backbone) is ModernBertBackbone and classifier.backbone.unpadded
     before = [numpy(weight) for weight in classifier.backbone.trainable_weights]
     # two steps: the first one's learning rate is warmup's 0, as in HF Trainer
     history = classifier.fit(uci_reviews[0].iloc[:8], epochs=1, batch_size=4, verbose=0)
@@ -201,6 +203,11 @@ def test_classifier_fits_saves_and_reloads_with_identical_predictions(modernbert
     texts = uci_reviews[1]["text"].tolist()[:4]
     expected, got = classifier.predict(texts, verbose=0), reloaded.predict(texts, verbose=0)
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
+    assert reloaded.backbone.unpadded
+    padded = kerasbert.BertClassifier.from_preset(str(modernbert_folder[0]), num_classes=2, sequence_length=16)
+    padded.set_weights(classifier.get_weights())
+    np.testing.assert_allclose(np.stack(padded.predict(texts, verbose=0)["probabilities"]),
+                               np.stack(expected["probabilities"]), atol=1e-6)
 
 
 @pytest.mark.parametrize("pooling", ["cls", "mean"])

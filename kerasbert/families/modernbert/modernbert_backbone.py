@@ -48,8 +48,9 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
     Outputs: `sequence_output` (after the final norm), `pooled_output` (the `[CLS]` state of
     `sequence_output`: HF's base model has no pooler), and with `output_hidden_states` the embedding output
     and each block's output, the last one after the final norm (HF's `hidden_states`), with `output_attentions` each
-    block's probabilities. Padding is masked, not removed: HF's unpadded (flash-attention) execution computes
-    the same values on the real tokens, faster. Defaults are HF `ModernBertConfig()`'s (ModernBERT-base).
+    block's probabilities. With `unpadded` (TensorFlow) each block's projections and feed-forward half run on the
+    real tokens only, as in HF's unpadded (flash-attention) execution; attention masks the padding. The real tokens'
+    values are the same either way. Defaults are HF `ModernBertConfig()`'s (ModernBERT-base).
     No adapters or LoRA (its blocks are no `TransformerEncoderBlock`s).
 
     Args:
@@ -62,6 +63,9 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
         activation: HF `hidden_activation`. layer_norm_epsilon: HF `norm_eps`.
         classifier_pooling, classifier_activation, classifier_bias: HF's, of the head its task models put before
             their logits layer (`task_transform`): "cls" or "mean", an HF activation name, a bias on its Dense.
+        unpadded: run the projections and feed-forward halves on the real tokens only
+            (`kb.layers.ModernBertEncoderBlock`) on TensorFlow; JAX (static shapes) and torch (slower so) keep the
+            padding.
         initializer_range, output_hidden_states, output_attentions, dtype: as `BertBackbone`.
 
     Examples:
@@ -80,14 +84,14 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
         "local_attention", "global_attn_every_n_layers", "global_rope_theta", "local_rope_theta", "norm_bias",
         "attention_bias", "mlp_bias", "dropout", "attention_dropout", "embedding_dropout", "activation",
         "layer_norm_epsilon", "initializer_range", "classifier_pooling", "classifier_activation", "classifier_bias",
-        "output_hidden_states", "output_attentions")
+        "unpadded", "output_hidden_states", "output_attentions")
 
     def __init__(self, vocabulary_size=50368, num_layers=22, num_heads=12, hidden_dim=768, intermediate_dim=1152,
                  max_sequence_length=8192, local_attention=128, global_attn_every_n_layers=3,
                  global_rope_theta=160000.0, local_rope_theta=10000.0, norm_bias=False, attention_bias=False,
                  mlp_bias=False, dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, activation="gelu",
                  layer_norm_epsilon=1e-5, initializer_range=0.02, classifier_pooling="cls",
-                 classifier_activation="gelu", classifier_bias=False, output_hidden_states=False,
+                 classifier_activation="gelu", classifier_bias=False, unpadded=False, output_hidden_states=False,
                  output_attentions=False, dtype=None, **kwargs):
         asked = [name for name in PARAMETER_EFFICIENT if kwargs.pop(name, None)]
         if asked:
@@ -108,7 +112,7 @@ class ModernBertBackbone(FamilyBackbone, keras.Model):
             blocks.append(ModernBertEncoderBlock(
                 num_heads, intermediate_dim, global_rope_theta if is_global else local_rope_theta,
                 None if is_global else local_attention, i > 0, norm_bias, attention_bias, mlp_bias, activation,
-                dropout, attention_dropout, layer_norm_epsilon, initializer_range, dtype=dtype,
+                dropout, attention_dropout, layer_norm_epsilon, initializer_range, unpadded, dtype=dtype,
                 name=f"encoder_block_{i}",
             ))
         final_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, center=norm_bias, dtype=dtype,
