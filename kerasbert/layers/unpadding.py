@@ -20,8 +20,8 @@ def on_real_tokens(function, x, padding_mask):
 
     The real tokens are gathered into one `[tokens, hidden]` matrix (HF ModernBERT's unpadded layout, without
     its flash-attention kernel), `function` runs on it, and its rows go back to their places; a batch without
-    padding runs as it is. For a per-token `function` (a feed-forward network, a norm) the real tokens' values are those of the padded computation; the
-    work done is the real tokens' only.
+    padding runs as it is. For a per-token `function` (a feed-forward network, a norm) the real tokens' values
+    are those of the padded computation; the work done is the real tokens' only.
 
     Examples:
         >>> y = on_real_tokens(lambda tokens: tokens * 2, ops.ones((2, 3, 4)), ops.array([[1, 1, 0], [1, 0, 0]]))

@@ -169,7 +169,8 @@ class DebertaV3Pretrainer(ElectraPretrainer):
         """The replaced-token head (`mask_predictions.*`) and the generator (`generator.` + HF
         `DebertaV2ForMaskedLM` names)."""
         weights = export_links(rtd_head_links(self.rtd_head))
-        weights.update({self.generator_prefix + name: value for name, value in generator_weights(self.generator).items()})
+        generator = generator_weights(self.generator)
+        weights.update({self.generator_prefix + name: value for name, value in generator.items()})
         return weights
 
     def save_to_preset(self, folder):

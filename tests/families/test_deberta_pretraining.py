@@ -6,7 +6,9 @@ Reference: DeBERTa's `RTDCombinedModel` with `embedding_sharing="gdes"` (microso
 `generator_table.detach() + delta` (DeBERTa's forward hook, here through `inputs_embeds`), DeBERTa's
 `LMMaskPredictionHead` (LayerNorm of `[CLS]` + token state, dense, GELU, classifier), loss = generator MLM loss +
 50 x BCE over the attended tokens, the same replacements (inverse-CDF sampling with the same uniforms), one SGD
-step. No DeBERTa-v3 generator is published, so both checkpoints are seeded random-init, saved as HF saves them.
+step. The generator's head is HF `DebertaV2ForMaskedLM`'s (DeBERTa's code decodes with its enhanced mask decoder,
+which neither HF nor kerasbert builds). No DeBERTa-v3 generator is published, so both checkpoints are seeded
+random-init, saved as HF saves them.
 """
 
 import copy
