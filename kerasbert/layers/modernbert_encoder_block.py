@@ -4,7 +4,7 @@ import keras
 
 from kerasbert.layers.geglu_feed_forward import GegluFeedForward
 from kerasbert.layers.rotary_attention import RotarySelfAttention
-from kerasbert.layers.unpadding import on_real_tokens, unpadding_works
+from kerasbert.layers.unpadding import on_real_tokens
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -81,7 +81,7 @@ class ModernBertEncoderBlock(keras.layers.Layer):
         def feed_forward(tokens):
             return self.mlp(self.mlp_layer_norm(tokens), training=training)
 
-        if self.unpadded and padding_mask is not None and unpadding_works():
+        if self.unpadded and padding_mask is not None:
             x = x + on_real_tokens(feed_forward, x, padding_mask)
         else:
             x = x + feed_forward(x)

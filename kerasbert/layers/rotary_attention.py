@@ -7,7 +7,7 @@ from kerasbert.layers.attention import MultiHeadSelfAttention
 from kerasbert.layers.banded_attention import banded_attention
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.rotary_embedding import RotaryEmbedding
-from kerasbert.layers.unpadding import on_real_tokens, unpadding_works
+from kerasbert.layers.unpadding import on_real_tokens
 
 
 def sliding_window_mask(length, window):
@@ -79,8 +79,7 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         return super().attention_scores(self.rotary(query), self.rotary(key))
 
     def call(self, x, padding_mask=None, return_attention_scores=False, training=None):
-        unpads = self.unpadded and padding_mask is not None and unpadding_works()
-        self.real_tokens = padding_mask if unpads else None
+        self.real_tokens = padding_mask if self.unpadded else None
         try:
             if self.window is not None and not return_attention_scores:
                 return self.local_attention(x, padding_mask, training)

@@ -21,13 +21,17 @@ def on_real_tokens(function, x, padding_mask):
     The real tokens are gathered into one `[tokens, hidden]` matrix (HF ModernBERT's unpadded layout, without
     its flash-attention kernel), `function` runs on it, and its rows go back to their places; a batch without
     padding runs as it is. For a per-token `function` (a feed-forward network, a norm) the real tokens' values
-    are those of the padded computation; the work done is the real tokens' only.
+    are those of the padded computation; the work done is the real tokens' only. Where the backend does not
+    unpad (`unpadding_works`), the padded computation runs and its padding is zeroed.
 
     Examples:
         >>> y = on_real_tokens(lambda tokens: tokens * 2, ops.ones((2, 3, 4)), ops.array([[1, 1, 0], [1, 0, 0]]))
         >>> ops.convert_to_numpy(y[:, :, 0]).tolist()
         [[2.0, 2.0, 0.0], [2.0, 0.0, 0.0]]
     """
+    if not unpadding_works():  # the padded computation, its padding zeroed: the same result
+        outputs = function(x)
+        return outputs * ops.cast(padding_mask, outputs.dtype)[..., None]
     return ops.cond(ops.all(padding_mask > 0), lambda: function(x), lambda: packed(function, x, padding_mask))
 
 
