@@ -20,6 +20,17 @@ import dataclasses
 from kerasbert.families.family import family_named
 
 
+def masked_lm_sequence(outputs):
+    """The backbone output (of `outputs`, a backbone's output dict) that a masked-LM head reads: DeBERTa's enhanced
+    mask decoder's `mask_decoder_output` where the backbone has one, else `sequence_output`.
+
+    Examples:
+        >>> masked_lm_sequence({"sequence_output": x, "pooled_output": pooled}) is x
+        True
+    """
+    return outputs.get("mask_decoder_output", outputs["sequence_output"])
+
+
 @dataclasses.dataclass(frozen=True)
 class MaskedLMHeadNames:
     """One family's masked-LM head in HF checkpoints (names after the base-model prefix is stripped).

@@ -15,6 +15,7 @@ from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddi
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
 from kerasbert.layers.disentangled_attention import DisentangledSelfAttention, relative_position_index
 from kerasbert.layers.embedding import TokenSegmentPositionEmbedding
+from kerasbert.layers.enhanced_mask_decoder import EnhancedMaskDecoder
 from kerasbert.layers.encoder_block import TransformerEncoderBlock
 from kerasbert.layers.geglu_feed_forward import GegluFeedForward
 from kerasbert.layers.gradient_disentangled_sharing import GradientDisentangledSharing

@@ -14,7 +14,9 @@ class DebertaEncoderBlock(keras.layers.Layer):
 
     Not a `TransformerEncoderBlock`: every DeBERTa block reads the backbone's shared relative embeddings, a
     second input that `TransformerEncoderBlock`'s attention (and its adapters, LoRA and pre-LN options) has no
-    place for. Call it as `block(x, rel_embeddings=table, padding_mask=mask)`.
+    place for. Call it as `block(x, rel_embeddings=table, padding_mask=mask)`. With `query_states` (HF's, used by
+    DeBERTa's enhanced mask decoder) the attention's queries and its residual are `query_states`; keys and values
+    are `x`.
 
     Examples:
         >>> block = DebertaEncoderBlock(4, 64, pos_att_type=["p2c", "c2p"], position_buckets=8)
@@ -59,11 +61,14 @@ class DebertaEncoderBlock(keras.layers.Layer):
         self.output_dense.build(tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
         self.output_norm.build(inputs_shape)
 
-    def call(self, inputs, rel_embeddings=None, padding_mask=None, return_attention_scores=False, training=None):
+    def call(self, inputs, rel_embeddings=None, padding_mask=None, query_states=None, return_attention_scores=False,
+             training=None):
         attended = self.attention(inputs, rel_embeddings=rel_embeddings, padding_mask=padding_mask,
-                                  return_attention_scores=return_attention_scores, training=training)
+                                  query_states=query_states, return_attention_scores=return_attention_scores,
+                                  training=training)
         attended, probabilities = attended if return_attention_scores else (attended, None)
-        x = self.attention_norm(inputs + self.dropout_layer(self.attention_output(attended), training=training))
+        residual = inputs if query_states is None else query_states
+        x = self.attention_norm(residual + self.dropout_layer(self.attention_output(attended), training=training))
         y = self.dropout_layer(self.output_dense(self.intermediate(x)), training=training)
         outputs = self.output_norm(x + y)
         return (outputs, probabilities) if return_attention_scores else outputs

@@ -54,7 +54,9 @@ class DisentangledSelfAttention(keras.layers.Layer):
     `k.pq[r(q, k)]` (`"p2c"`), all divided by `sqrt(head_dim * (1 + len(pos_att_type)))`, where `pk`, `pq` project
     the relative embeddings (`rel_embeddings`, `[2 * span, hidden]`) with the key and query projections
     (`share_att_key`) or their own (`pos_key_proj`, `pos_query_proj`). A pair with a padded query or key is
-    masked (a padded query then attends uniformly, as in HF).
+    masked (a padded query then attends uniformly, as in HF). `query_states` (same shape as `inputs`) gives the
+    queries their own source, as HF's `query_states` (DeBERTa's enhanced mask decoder): keys and values still
+    come from `inputs`.
 
     Examples:
         >>> attention = DisentangledSelfAttention(4, True, ["p2c", "c2p"], 8, 16, share_att_key=True)
@@ -118,8 +120,10 @@ class DisentangledSelfAttention(keras.layers.Layer):
             scores = scores + ops.swapaxes(by_key, -1, -2)
         return scores
 
-    def call(self, inputs, rel_embeddings=None, padding_mask=None, return_attention_scores=False, training=None):
-        query, key, value = (self.heads(name, inputs) for name in ("query", "key", "value"))
+    def call(self, inputs, rel_embeddings=None, padding_mask=None, query_states=None, return_attention_scores=False,
+             training=None):
+        query = self.heads("query", inputs if query_states is None else query_states)
+        key, value = (self.heads(name, inputs) for name in ("key", "value"))
         scores = ops.einsum("bqhd,bkhd->bhqk", query, key)
         if self.relative_attention and self.pos_att_type:
             scores = scores + self.position_scores(query, key, rel_embeddings, training)

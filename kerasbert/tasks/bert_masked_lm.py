@@ -11,6 +11,7 @@ from kerasbert.data.prepared import Prepared
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import export_links, masked_lm_head_links
+from kerasbert.families.family_heads import masked_lm_sequence
 from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.heads import checked_head_outputs
 from kerasbert.tasks.masked_lm_common import (
@@ -65,7 +66,7 @@ class BertMaskedLM(Task):
         mlm_head = None
         if head is None:
             mlm_head = build_masked_lm_head(backbone)
-            outputs = mlm_head(features["sequence_output"], features["mask_positions"])
+            outputs = mlm_head(masked_lm_sequence(features), features["mask_positions"])
         else:
             outputs = checked_head_outputs(head, features, (None, None, backbone.vocabulary_size), "BertMaskedLM")
         super().__init__(inputs=inputs, outputs=outputs, backbone=backbone, preprocessor=preprocessor,

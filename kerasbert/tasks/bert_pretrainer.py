@@ -17,6 +17,7 @@ from kerasbert.data.pretraining_shards import is_shard_folder
 from kerasbert.data.pretraining_stream import PretrainingStream
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.families.checkpoint_weights import assign_links, dense_links, export_links, masked_lm_head_links
+from kerasbert.families.family_heads import masked_lm_sequence
 from kerasbert.layers.heads import NSPHead
 from kerasbert.layers.span_boundary_head import SpanBoundaryHead
 from kerasbert.metrics.masked_lm import METRIC_SUMS, MaskedLMCrossEntropy, metrics_of
@@ -131,7 +132,7 @@ class BertPretrainer(Task):
             outputs = checked_head_outputs(head, features, expected, "BertPretrainer")
         else:
             mlm_head = build_masked_lm_head(backbone)
-            outputs = {"mlm": mlm_head(features["sequence_output"], features["mask_positions"])}
+            outputs = {"mlm": mlm_head(masked_lm_sequence(features), features["mask_positions"])}
             if span_boundary_objective:
                 sbo_head = SpanBoundaryHead(
                     backbone.vocabulary_size, token_embedding=backbone.token_embedding, activation=backbone.activation,

@@ -90,6 +90,12 @@ def tokenizer_assets():
 
 
 @pytest.fixture(scope="session")
+def deberta_spm_model(tmp_path_factory, tokenizer_assets):
+    """The bytes of a DeBERTa-v3-style `spm.model` of 3,001 pieces (`tokenizer_json_assets.py` trains it)."""
+    return (tokenizer_assets.train_deberta_spm(tmp_path_factory.mktemp("spm")) / "spm.model").read_bytes()
+
+
+@pytest.fixture(scope="session")
 def seeded_task_folder():
     """`seeded_task_folder(config, class_name, folder, files)` -> `(HF model in eval mode, folder)`: HF `class_name`
     of `config` built with seed 0, its norms and biases moved off HF's 1 and 0 so that every weight tells, saved

@@ -7,12 +7,20 @@ layers, 4 heads, 8 position buckets), saved with `save_pretrained` beside a DeBE
 Austen paragraphs, in eval mode. Both sides read the same right-padded token ids (tokenizer parity is
 `tests/tokenizers/test_tokenizer_json.py`'s). Bar: max |difference| <= 1e-5 in float32 on the logits of real
 positions.
+
+DeBERTa's enhanced mask decoder (`enhanced_mask_decoder=True`) has no HF counterpart (HF's `DebertaV2ForMaskedLM`
+puts the head on the last layer), so its reference is DeBERTa's own `EnhancedMaskDecoder.emd_context_layer`
+(microsoft/DeBERTa, `apps/models/masked_language_model.py`) written on HF's modules: the input of the last layer
+(`hidden_states[-2]`), queries = that + the raw absolute position embeddings, the last `DebertaV2Layer` run twice
+with `query_states` (HF's layer keeps DeBERTa's argument), then HF's `lm_predictions` head; the folder holds a
+seeded position table under the published checkpoints' name, `deberta.embeddings.position_embeddings.weight`.
 """
 
 
 import keras
 import numpy as np
 import pytest
+from safetensors.numpy import load_file, save_file
 
 import kerasbert
 from kerasbert.families import DebertaV2Backbone
@@ -36,18 +44,12 @@ TASKS = {  # HF class: (kerasbert task, the HF config's settings, the task's fro
 
 
 @pytest.fixture(scope="module")
-def spm_model(tmp_path_factory, tokenizer_assets):
-    """The bytes of a DeBERTa-v3-style `spm.model` (`tests/tokenizers/tokenizer_json_assets.py` trains it)."""
-    return (tokenizer_assets.train_deberta_spm(tmp_path_factory.mktemp("spm")) / "spm.model").read_bytes()
-
-
-@pytest.fixture(scope="module")
-def hf_task_folder(spm_model, seeded_task_folder):
+def hf_task_folder(deberta_spm_model, seeded_task_folder):
     """`hf_task_folder(class_name, folder, **settings)` -> `(HF model in eval mode, folder)`: HF `class_name` of
     `TINY` and `settings` (`seeded_task_folder`), saved with the `spm.model`."""
     def build(class_name, folder, **settings):
         return seeded_task_folder(transformers.DebertaV2Config(**TINY, **settings), class_name, folder,
-                                  {"spm.model": spm_model})
+                                  {"spm.model": deberta_spm_model})
 
     return build
 
@@ -130,3 +132,92 @@ def test_masked_lm_logits_equal_hf_deberta_for_masked_lm(legacy, hf_task_folder,
     print(f"BertMaskedLM on DeBERTa-v3 vs transformers DebertaV2ForMaskedLM (legacy={legacy}): {difference:.1e}")
     assert difference <= TOLERANCE
     assert len(fill.predict(["She was [MASK] of it."], top_k=2, verbose=0)["tokens"][0]) == 2
+
+
+POSITION_TABLE = "deberta.embeddings.position_embeddings.weight"
+EMD = {"enhanced_mask_decoder": True}
+
+
+@pytest.fixture(scope="module")
+def emd_folder(tmp_path_factory, hf_task_folder):
+    """`(HF DebertaV2ForMaskedLM in eval mode, the position table, folder)`: the folder holds the table too."""
+    model, folder = hf_task_folder("DebertaV2ForMaskedLM", tmp_path_factory.mktemp("deberta_emd"), legacy=False)
+    weights = load_file(str(folder / "model.safetensors"))
+    shape = (TINY["max_position_embeddings"], TINY["hidden_size"])
+    weights[POSITION_TABLE] = (np.random.default_rng(1).standard_normal(shape) * 0.5).astype("float32")
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    return model, torch.tensor(weights[POSITION_TABLE]), folder
+
+
+def masked_lm_inputs():
+    """`padded_ids()` with every position asked (`mask_positions`)."""
+    token_ids = padded_ids()
+    return {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
+            "padding_mask": (token_ids != 0).astype("int32"),
+            "mask_positions": np.tile(np.arange(token_ids.shape[1], dtype="int32"), (len(token_ids), 1))}
+
+
+def deberta_emd_logits(model, table, token_ids):
+    """DeBERTa's `emd_context_layer` + `lm_predictions` on HF's modules (see the module docstring)."""
+    mask = torch.tensor(token_ids != 0, dtype=torch.long)
+    encoder = model.deberta.encoder
+    with torch.no_grad():
+        hidden = model.deberta(input_ids=torch.tensor(token_ids, dtype=torch.long), attention_mask=mask,
+                               output_hidden_states=True).hidden_states[-2]
+        query = hidden + table[:hidden.shape[1]][None]
+        for layer in [encoder.layer[-1]] * 2:
+            query = layer(hidden, encoder.get_attention_mask(mask), query_states=query,
+                          relative_pos=encoder.get_rel_pos(hidden), rel_embeddings=encoder.get_rel_embedding())[0]
+        return model.lm_predictions(query, model.deberta.embeddings.word_embeddings).numpy()
+
+
+def max_difference(ours, theirs, token_ids):
+    return float(np.abs(keras.ops.convert_to_numpy(ours) - theirs)[token_ids != 0].max())
+
+
+@pytest.mark.all_backends
+def test_masked_lm_with_the_mask_decoder_equals_debertas_decoder_on_hf_modules(emd_folder):
+    model, table, folder = emd_folder
+    fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32, backbone_overrides=EMD)
+    inputs = masked_lm_inputs()
+    theirs = deberta_emd_logits(model, table, inputs["token_ids"])
+    difference = max_difference(fill(inputs), theirs, inputs["token_ids"])
+    without = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32)  # HF's head on the last layer
+    print(f"BertMaskedLM with the enhanced mask decoder vs DeBERTa's decoder on HF modules: {difference:.1e} "
+          f"(without it: {max_difference(without(inputs), theirs, inputs['token_ids']):.1e})")
+    assert difference <= TOLERANCE
+    assert max_difference(without(inputs), model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                                                 attention_mask=torch.tensor(inputs["padding_mask"])).logits.detach()
+                          .numpy(), inputs["token_ids"]) <= TOLERANCE
+    outputs = fill.backbone({name: inputs[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+    assert sorted(outputs) == ["mask_decoder_output", "pooled_output", "sequence_output"]
+
+
+def test_decoder_saves_reloads_exports_and_refuses_what_it_cannot_be(emd_folder, tmp_path):
+    model, table, folder = emd_folder
+    fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32, backbone_overrides=EMD)
+    inputs = masked_lm_inputs()
+    expected = keras.ops.convert_to_numpy(fill(inputs))
+    fill.save(tmp_path / "fill.keras")
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(keras.saving.load_model(tmp_path / "fill.keras")(inputs)),
+                                  expected)
+    reloaded = kerasbert.BertMaskedLM.from_preset(str(fill.save_to_preset(tmp_path / "preset")), sequence_length=32)
+    assert reloaded.backbone.mask_decoder is not None
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(reloaded(inputs)), expected, atol=1e-6)
+    exported = fill.backbone.export_to_hf(tmp_path / "hf")  # the table under its published name, beside HF's weights
+    np.testing.assert_array_equal(load_file(str(exported / "model.safetensors"))["embeddings.position_embeddings.weight"],
+                                  table.numpy())
+    hf_model, info = transformers.AutoModel.from_pretrained(str(exported), output_loading_info=True)
+    assert not info["missing_keys"]  # HF passes over the table, as it does for the published checkpoints
+    sequence = hf_model.eval()(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                               attention_mask=torch.tensor(inputs["padding_mask"])).last_hidden_state.detach().numpy()
+    ours = fill.backbone({name: inputs[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+    assert max_difference(ours["sequence_output"], sequence, inputs["token_ids"]) <= TOLERANCE
+
+    hf_only = tmp_path / "hf_only"  # what transformers' save_pretrained writes: no table
+    model.save_pretrained(str(hf_only))
+    with pytest.raises(ValueError, match="no embeddings.position_embeddings.weight, the enhanced mask decoder's"):
+        DebertaV2Backbone.from_preset(str(hf_only), **EMD)
+    with pytest.raises(ValueError, match="position_biased_input=True"):
+        DebertaV2Backbone(vocabulary_size=100, num_layers=1, num_heads=4, hidden_dim=32, intermediate_dim=64,
+                          position_biased_input=True, enhanced_mask_decoder=True)

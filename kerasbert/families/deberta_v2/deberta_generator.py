@@ -6,6 +6,7 @@ import keras
 from kerasbert.families.checkpoint_weights import export_links, masked_lm_head_links, weight_links
 from kerasbert.families.deberta_v2.deberta_v2_backbone import DebertaV2Backbone
 from kerasbert.families.electra.electra_generator import GENERATOR_INPUTS
+from kerasbert.families.family_heads import masked_lm_sequence
 from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
@@ -70,7 +71,7 @@ class DebertaGenerator(keras.Model):
             layer_norm_epsilon=backbone.layer_norm_epsilon, initializer_range=backbone.initializer_range,
             dtype=backbone.dtype_policy, name="mlm_head")
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in GENERATOR_INPUTS}
-        sequence = backbone({name: inputs[name] for name in PACKED_INPUTS})["sequence_output"]
+        sequence = masked_lm_sequence(backbone({name: inputs[name] for name in PACKED_INPUTS}))
         super().__init__(inputs=inputs, outputs=mlm_head(sequence, inputs["mask_positions"]), **kwargs)
         self.backbone_config = dict(backbone_config)
         self.backbone = backbone

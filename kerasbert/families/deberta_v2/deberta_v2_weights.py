@@ -9,6 +9,7 @@ Examples:
 """
 
 from kerasbert.families.checkpoint_weights import dense_links, norm_links
+from kerasbert.families.deberta_v2.deberta_v2_backbone import MASK_DECODER_TABLE
 from kerasbert.layers.deberta_embedding import DebertaEmbedding, RelativeEmbeddingTable
 from kerasbert.layers.deberta_encoder_block import DebertaEncoderBlock
 from kerasbert.layers.disentangled_attention import DisentangledSelfAttention
@@ -49,6 +50,8 @@ class DebertaV2Names:
         if embedding.segment_embedding is not None:
             yield embedding.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"], "copy"
         yield from norm_links(embedding.layer_norm, "embeddings.LayerNorm")
+        if backbone.mask_decoder is not None:  # the published checkpoints keep the decoder's table here
+            yield backbone.mask_decoder.position_embedding.embeddings, [MASK_DECODER_TABLE], "copy"
         relative = backbone.relative_embedding
         if relative is not None:
             yield relative.embeddings, ["encoder.rel_embeddings.weight"], "copy"

@@ -3,8 +3,8 @@
 
 Its tokenizer is `DebertaV2Tokenizer` (`spm.model` or `tokenizer.json`, as HF transformers 5's
 `DebertaV2Tokenizer`), packed `[CLS] A [SEP] B [SEP]` as BERT. Its masked-LM head is HF `DebertaV2ForMaskedLM`'s
-(BERT's design: dense, activation, LayerNorm, tied decoder, bias) under either of HF's names; the enhanced mask
-decoder of the DeBERTa paper is not HF's and is not ported.
+(BERT's design: dense, activation, LayerNorm, tied decoder, bias) under either of HF's names; with
+`enhanced_mask_decoder=True` it reads the DeBERTa paper's enhanced mask decoder (not HF's: `EnhancedMaskDecoder`).
 """
 
 from kerasbert.families.deberta_v2.deberta_v2_backbone import DebertaV2Backbone
