@@ -136,6 +136,30 @@ PRESETS = {
         {**google_bert(12, 256), "embedding_dim": 128, "use_pooler": False},
         {"lowercase": True},
     ),
+    "deberta_v3_base": family_preset(
+        "deberta-v2", "DeBERTa-v3-BASE (12 layers, hidden 768, disentangled attention over 256 relative position "
+        "buckets, 184M parameters), cased English (SentencePiece).", "hf://microsoft/deberta-v3-base",
+        {**google_bert(12, 768, vocabulary_size=128100), "num_segments": 0, "layer_norm_epsilon": 1e-7,
+         "relative_attention": True, "pos_att_type": ["p2c", "c2p"], "position_buckets": 256,
+         "max_relative_positions": -1, "share_att_key": True, "norm_rel_ebd": "layer_norm",
+         "position_biased_input": False},
+        {"do_lower_case": False},
+    ),
+    "longformer_base_4096": family_preset(
+        "longformer", "Longformer-BASE (12 layers, hidden 768, 512-token sliding windows with global tokens, 4,096 "
+        "tokens, 149M parameters), cased English (byte-level BPE).", "hf://allenai/longformer-base-4096",
+        {**google_bert(12, 768, vocabulary_size=50265), "max_sequence_length": 4098, "num_segments": 1,
+         "layer_norm_epsilon": 1e-5, "padding_token_id": 1, "attention_window": 512},
+        {"add_prefix_space": False, "mask_token_lstrip": True},
+    ),
+    "bigbird_roberta_base": family_preset(
+        "big_bird", "BigBird-RoBERTa-BASE (12 layers, hidden 768, block-sparse attention in blocks of 64 with 3 "
+        "random blocks, 4,096 tokens, 127M parameters), cased English (SentencePiece).",
+        "hf://google/bigbird-roberta-base",
+        {**google_bert(12, 768, vocabulary_size=50358), "max_sequence_length": 4096, "activation": "gelu_approximate",
+         "block_size": 64, "num_random_blocks": 3},
+        {},
+    ),
 }
 
 
