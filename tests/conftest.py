@@ -151,6 +151,16 @@ class FreshPython:
                                               f"{ran.stderr[-4000:]}")
         return ran
 
+    def predict(self, model_path, inputs):
+        """`keras.saving.load_model(model_path).predict(inputs)` (raw inputs: texts, dicts) in a fresh interpreter,
+        in safe mode: the DataFrame it returns."""
+        import pandas as pd
+
+        out = self.folder / f"predictions_{self.runs}.pkl"
+        self(f"import keras\nmodel = keras.saving.load_model({str(model_path)!r})\n"
+             f"model.predict({inputs!r}, verbose=0).to_pickle({str(out)!r})")
+        return pd.read_pickle(out)
+
     def server(self, imports, env):
         """The server for these imports under os.environ updated with `env` (e.g. another KERAS_BACKEND)."""
         if (imports, env) not in self.servers:

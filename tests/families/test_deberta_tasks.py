@@ -94,7 +94,7 @@ def test_task_logits_equal_hf_deberta_task_models(class_name, hf_task_folder, tm
     assert difference <= TOLERANCE
 
 
-def test_fine_tuned_classifier_reads_raw_text_and_reloads(hf_task_folder, uci_reviews, tmp_path):
+def test_fine_tuned_classifier_reads_raw_text_and_reloads(hf_task_folder, uci_reviews, tmp_path, fresh_python):
     _, folder = hf_task_folder("DebertaV2ForSequenceClassification", tmp_path / "hf",
                                id2label={0: "negative", 1: "positive"})
     classifier = kerasbert.BertClassifier.from_preset(str(folder), sequence_length=32)
@@ -102,7 +102,7 @@ def test_fine_tuned_classifier_reads_raw_text_and_reloads(hf_task_folder, uci_re
     texts = uci_reviews[1]["text"].tolist()[:4]
     expected = classifier.predict(texts, verbose=0)
     classifier.save(tmp_path / "deberta_classifier.keras")
-    got = keras.saving.load_model(tmp_path / "deberta_classifier.keras").predict(texts, verbose=0)
+    got = fresh_python.predict(tmp_path / "deberta_classifier.keras", texts)  # raw text, a new process
     np.testing.assert_array_equal(np.stack(got["probabilities"]), np.stack(expected["probabilities"]))
     exported = transformers.AutoModel.from_pretrained(str(classifier.backbone.export_to_hf(tmp_path / "base")),
                                                       output_loading_info=True)[1]

@@ -125,13 +125,7 @@ def test_saved_classifier_predicts_the_same_in_a_fresh_process(tiny_backbone, re
     texts = ["A wonderful, moving film.", "Dull plot; the battery died after an hour."]
     expected = classifier.predict(texts, verbose=0)
     classifier.save(tmp_path / "clf.keras")
-    script = textwrap.dedent(f"""
-        import keras, kerasbert
-        model = keras.saving.load_model({str(tmp_path / "clf.keras")!r})
-        model.predict({texts!r}, verbose=0).to_pickle({str(tmp_path / "out.pkl")!r})
-    """)
-    fresh_python(script)
-    reloaded = pd.read_pickle(tmp_path / "out.pkl")
+    reloaded = fresh_python.predict(tmp_path / "clf.keras", texts)
     assert reloaded["label"].tolist() == expected["label"].tolist()
     np.testing.assert_array_equal(np.stack(reloaded["probabilities"]), np.stack(expected["probabilities"]))
 
