@@ -176,8 +176,8 @@ def numpy_inputs(packed):
 def hf_task_model(model, hf_class, **config):
     """An HF Longformer task model in eval mode holding `model`'s encoder (its heads HF's random ones)."""
     reference = hf_class(transformers.LongformerConfig(**TINY, **config)).eval()
-    state = {name: value for name, value in model.state_dict().items() if not name.startswith("pooler.")}
-    reference.longformer.load_state_dict(state)
+    held = reference.longformer.state_dict()  # with the pooler only where the task model has one (multiple choice)
+    reference.longformer.load_state_dict({name: value for name, value in model.state_dict().items() if name in held})
     return reference
 
 
@@ -186,9 +186,7 @@ def test_classifier_reads_hf_classifier_folders_makes_s_global_and_equals_hf(lon
     # HF's LongformerClassificationHead (dense + tanh on <s>, then out_proj) is the pooler and the logits layer
     reference = hf_task_model(model, transformers.LongformerForSequenceClassification,
                               id2label={0: "bad", 1: "fine", 2: "great"})
-    reference.save_pretrained(str(tmp_path))  # a fine-tuned HF folder: `longformer.*` and `classifier.*`
-    for name in ("vocab.json", "merges.txt"):
-        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    hf_folder_of(reference, folder, tmp_path)  # a fine-tuned HF folder: `longformer.*` and `classifier.*`
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "pooler keeps its fresh initialisation": classifier.dense is it
         classifier = kerasbert.BertClassifier.from_preset(str(tmp_path), sequence_length=SEQUENCE_LENGTH)
@@ -204,9 +202,7 @@ def test_classifier_reads_hf_classifier_folders_makes_s_global_and_equals_hf(lon
 def test_question_answerer_reads_hf_qa_folders_makes_the_question_global_and_equals_hf(longformer_folder, tmp_path):
     folder, model = longformer_folder
     reference = hf_task_model(model, transformers.LongformerForQuestionAnswering, num_labels=2)
-    reference.save_pretrained(str(tmp_path))  # a fine-tuned HF QA folder: `longformer.*` and `qa_outputs.*`
-    for name in ("vocab.json", "merges.txt"):
-        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    hf_folder_of(reference, folder, tmp_path)  # a fine-tuned HF QA folder: `longformer.*` and `qa_outputs.*`
     qa = kerasbert.BertQuestionAnswerer.from_preset(str(tmp_path), sequence_length=48, max_question_length=8,
                                                      doc_stride=8)
     assert qa.backbone.global_tokens == "question"
@@ -218,6 +214,49 @@ def test_question_answerer_reads_hf_qa_folders_makes_the_question_global_and_equ
     mask = inputs["padding_mask"]
     for index, logits in enumerate((theirs.start_logits, theirs.end_logits)):
         assert np.abs((ours[..., index] - logits.numpy()) * mask).max() <= TOLERANCE
+
+
+def hf_folder_of(reference, folder, tmp_path):
+    """Save the HF task model `reference` in `tmp_path` with the tokenizer files of `folder`."""
+    reference.save_pretrained(str(tmp_path))
+    for name in ("vocab.json", "merges.txt"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    return tmp_path
+
+
+def test_token_classifier_reads_hf_folders_and_equals_hf(longformer_folder, tmp_path):
+    folder, model = longformer_folder
+    reference = hf_task_model(model, transformers.LongformerForTokenClassification, num_labels=5)
+    tagger = kerasbert.BertTokenClassifier.from_preset(str(hf_folder_of(reference, folder, tmp_path)),
+                                                      sequence_length=SEQUENCE_LENGTH)
+    assert tagger.backbone.global_tokens == "none"  # HF's token classifier sets no global token
+    inputs = packed_texts(folder)
+    with torch.no_grad():
+        theirs = reference(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                           attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).logits
+    ours = keras.ops.convert_to_numpy(tagger(inputs))
+    assert np.abs((ours - theirs.numpy()) * inputs["padding_mask"][..., None]).max() <= TOLERANCE
+
+
+def test_multiple_choice_reads_hf_folders_makes_each_choice_global_and_equals_hf(longformer_folder, tmp_path):
+    folder, model = longformer_folder
+    reference = hf_task_model(model, transformers.LongformerForMultipleChoice)
+    chooser = kerasbert.BertMultipleChoice.from_preset(str(hf_folder_of(reference, folder, tmp_path)),
+                                                       sequence_length=SEQUENCE_LENGTH)
+    assert chooser.backbone.global_tokens == "after_question"  # HF: every token after the first </s></s>
+    preprocessor = kerasbert.BertPreprocessor(tokenizer_from_preset(str(folder)), sequence_length=SEQUENCE_LENGTH)
+    contexts = ["Does the battery last?"] * 3 + ["Is it worth it?"] * 3
+    inputs = numpy_inputs(preprocessor((contexts, TEXTS * 2)))
+    inputs = {key: value.reshape(2, 3, -1) for key, value in inputs.items()}  # two questions, three choices
+    with torch.no_grad():  # HF's own global tokens (its default: after the question's </s></s>)
+        theirs = reference(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                           attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).logits
+    difference = np.abs(keras.ops.convert_to_numpy(chooser(inputs)) - theirs.numpy()).max()
+    no_globals = kerasbert.BertMultipleChoice.from_preset(str(tmp_path), sequence_length=SEQUENCE_LENGTH,
+                                                          backbone_overrides={"global_tokens": "none"})
+    without = np.abs(keras.ops.convert_to_numpy(no_globals(inputs)) - theirs.numpy()).max()
+    print(f"BertMultipleChoice on Longformer vs HF: {difference:.1e} (without its global tokens: {without:.1e})")
+    assert difference <= 1e-6 < without  # the random-init weights are small: global tokens move the logits little
 
 
 def test_classifier_fits_saves_and_reloads_with_identical_predictions(longformer_folder, uci_reviews, tmp_path,

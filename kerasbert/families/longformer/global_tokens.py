@@ -4,16 +4,18 @@ import keras
 from keras import ops
 
 # HF's defaults: none (LongformerModel), `<s>` (LongformerForSequenceClassification), the question, i.e. every
-# token before the first `</s>` (LongformerForQuestionAnswering).
-GLOBAL_TOKEN_RULES = ("none", "cls", "question")
+# token before the first `</s>` (LongformerForQuestionAnswering), every token after the `</s></s>` that ends the
+# first segment (LongformerForMultipleChoice: the choice).
+GLOBAL_TOKEN_RULES = ("none", "cls", "question", "after_question")
 
 
 def check_global_tokens(global_tokens):
     """A ValueError naming the choices when `global_tokens` is not one of `GLOBAL_TOKEN_RULES`."""
     if global_tokens not in GLOBAL_TOKEN_RULES:
         raise ValueError(f"global_tokens={global_tokens!r}: use 'none' (only the given global_attention_mask), "
-                         "'cls' (<s> too, HF's classifiers) or 'question' (every token before the first </s> "
-                         "too, HF's question answering).")
+                         "'cls' (<s> too, HF's classifiers), 'question' (every token before the first </s> "
+                         "too, HF's question answering) or 'after_question' (every token after the </s></s> that "
+                         "ends the first segment too, HF's multiple choice).")
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -38,9 +40,11 @@ class GlobalTokens(keras.layers.Layer):
         positions = ops.arange(ops.shape(token_ids)[1])[None, :]
         if self.global_tokens == "cls":
             is_global = ops.logical_or(is_global, positions == 0)
-        elif self.global_tokens == "question":
+        elif self.global_tokens in ("question", "after_question"):
             question_end = ops.argmax(ops.cast(ops.equal(token_ids, self.sep_token_id), "int32"), axis=1)
-            is_global = ops.logical_or(is_global, positions < ops.cast(question_end, "int32")[:, None])
+            question_end = ops.cast(question_end, "int32")[:, None]
+            rule = positions < question_end if self.global_tokens == "question" else positions > question_end + 1
+            is_global = ops.logical_or(is_global, rule)
         return ops.logical_and(is_global, ops.cast(padding_mask, "bool"))
 
     def compute_output_spec(self, token_ids, padding_mask, global_attention_mask):

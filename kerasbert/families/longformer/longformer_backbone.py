@@ -38,7 +38,8 @@ class LongformerBackbone(FamilyBackbone, keras.Model):
 
     Inputs: `BertBackbone`'s, and `global_attention_mask` `[B, T]` (1 on global tokens; left out: zeros).
     `global_tokens` adds HF's task defaults: "cls" makes `<s>` global (HF's classifiers), "question" every token
-    before the first `sep_token_id` (HF's question answering); task models built by `from_preset` set it (see
+    before the first `sep_token_id` (HF's question answering), "after_question" every token after the
+    `</s></s>` that ends the first segment (HF's multiple choice); task models built by `from_preset` set it (see
     `task_settings`). HF pads the input to a multiple of the window and strips the padding back; here each
     layer's `banded_attention` pads to a multiple of its half window, with the same outputs. Each row may have
     at most `max_global_tokens` global tokens (a static bound, so that JAX compiles it; see
@@ -51,7 +52,7 @@ class LongformerBackbone(FamilyBackbone, keras.Model):
         layer_norm_epsilon, initializer_range, padding_token_id, output_hidden_states: as `RobertaBackbone`.
         attention_window: HF `attention_window`: an even int, or one per layer.
         sep_token_id: HF `sep_token_id` (ends the question of `global_tokens="question"`).
-        global_tokens: "none", "cls" or "question" (above). max_global_tokens: the bound above.
+        global_tokens: "none", "cls", "question" or "after_question" (above). max_global_tokens: the bound above.
         output_attentions: must be False (Longformer's probabilities are no `[T, T]` matrix).
 
     Examples:
@@ -66,9 +67,12 @@ class LongformerBackbone(FamilyBackbone, keras.Model):
         "initializer_range", "padding_token_id", "sep_token_id", "attention_window", "global_tokens",
         "max_global_tokens", "output_hidden_states", "output_attentions")
     # What task models built by `Task.from_preset` set: HF's default global tokens of its task model.
-    task_settings = {"BertClassifier": {"global_tokens": "cls"}, "BertQuestionAnswerer": {"global_tokens": "question"}}
+    task_settings = {"BertClassifier": {"global_tokens": "cls"}, "BertQuestionAnswerer": {"global_tokens": "question"},
+                     "BertMultipleChoice": {"global_tokens": "after_question"}}
     # A fine-tuned LongformerForSequenceClassification's head: `classifier.dense` is the pooler, `out_proj` the logits.
-    hf_heads = {"BertClassifier": ("classifier.out_proj", "LongformerForSequenceClassification")}
+    hf_heads = {"BertClassifier": ("classifier.out_proj", "LongformerForSequenceClassification"),
+                "BertTokenClassifier": ("classifier", "LongformerForTokenClassification"),
+                "BertMultipleChoice": ("classifier", "LongformerForMultipleChoice")}
     task_pooler = ("classifier.dense", "LongformerForSequenceClassification")  # dense + tanh on `<s>`
 
     def __init__(self, vocabulary_size=50265, num_layers=12, num_heads=12, hidden_dim=768, intermediate_dim=3072,
