@@ -4,8 +4,9 @@ Reference: HF `DebertaV2ForSequenceClassification` and `DebertaV2ForMultipleChoi
 and GELU on `[CLS]`, then `classifier`), `DebertaV2ForTokenClassification` (`classifier`) and
 `DebertaV2ForQuestionAnswering` (`qa_outputs`) of a seeded, randomly initialised tiny DeBERTa-v3 (hidden 32, 2
 layers, 4 heads, 8 position buckets), saved with `save_pretrained` beside a DeBERTa-v3-style `spm.model` trained on
-Austen paragraphs, in eval mode. Both sides read the same right-padded token ids (tokenizer parity is
-`tests/tokenizers/test_tokenizer_json.py`'s). Bar: max |difference| <= 1e-5 in float32 on the logits of real
+Austen paragraphs, in eval mode. Both sides read the same token ids: real UCI reviews tokenized by
+`DebertaV2Tokenizer` with that `spm.model`, packed `[CLS] text [SEP]` to 24 tokens, long ones cut, short ones
+right-padded (tokenizer parity is `tests/tokenizers/test_tokenizer_json.py`'s). Bar: max |difference| <= 1e-5 in float32 on the logits of real
 positions.
 
 DeBERTa's enhanced mask decoder (`enhanced_mask_decoder=True`) has no HF counterpart (HF's `DebertaV2ForMaskedLM`
@@ -23,7 +24,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import kerasbert
-from kerasbert.families import DebertaV2Backbone
+from kerasbert.families import DebertaV2Backbone, DebertaV2Tokenizer
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
@@ -33,7 +34,7 @@ TINY = {"vocab_size": 3001, "hidden_size": 32, "num_hidden_layers": 2, "num_atte
         "intermediate_size": 64, "max_position_embeddings": 64, "relative_attention": True,
         "pos_att_type": ["p2c", "c2p"], "position_buckets": 8, "max_relative_positions": 16,
         "norm_rel_ebd": "layer_norm", "share_att_key": True, "position_biased_input": False, "type_vocab_size": 0}
-LENGTHS = (20, 13, 6)
+SEQUENCE_LENGTH = 24
 TASKS = {  # HF class: (kerasbert task, the HF config's settings, the task's from_preset arguments)
     "DebertaV2ForSequenceClassification": (kerasbert.BertClassifier, {"num_labels": 3}, {}),
     "DebertaV2ForTokenClassification": (kerasbert.BertTokenClassifier, {"num_labels": 5}, {}),
@@ -54,14 +55,16 @@ def hf_task_folder(deberta_spm_model, seeded_task_folder):
     return build
 
 
-def padded_ids(rows=len(LENGTHS)):
-    """`rows` right-padded rows of `LENGTHS` (cycled): `[CLS]` ids... `[SEP]`, padding 0."""
-    rng = np.random.default_rng(0)
-    token_ids = np.zeros((rows, max(LENGTHS)), "int32")
-    for row in range(rows):
-        length = LENGTHS[row % len(LENGTHS)]
-        token_ids[row, :length] = [1, *rng.integers(4, 3000, length - 2), 2]
-    return token_ids
+@pytest.fixture(scope="module")
+def real_ids(deberta_spm_model, uci_reviews, tmp_path_factory):
+    """`real_ids(rows)`: `[rows, 24]` ids of the first UCI test reviews (see the module docstring); padding 0."""
+    spm = tmp_path_factory.mktemp("deberta_tokenizer") / "spm.model"
+    spm.write_bytes(deberta_spm_model)
+    preprocessor = kerasbert.BertPreprocessor(DebertaV2Tokenizer(str(spm)), sequence_length=SEQUENCE_LENGTH)
+    token_ids = keras.ops.convert_to_numpy(preprocessor(uci_reviews[1]["text"].tolist()[:6])["token_ids"])
+    lengths = (token_ids != 0).sum(axis=1)
+    assert lengths.min() < SEQUENCE_LENGTH == lengths.max()  # padded rows and a cut one
+    return lambda rows=3: token_ids[:rows].astype("int32")
 
 
 def hf_logits(model, token_ids):
@@ -74,15 +77,15 @@ def hf_logits(model, token_ids):
 
 
 @pytest.mark.parametrize("class_name", list(TASKS))
-def test_task_logits_equal_hf_deberta_task_models(class_name, hf_task_folder, tmp_path):
+def test_task_logits_equal_hf_deberta_task_models(class_name, hf_task_folder, real_ids, tmp_path):
     task_class, settings, task_arguments = TASKS[class_name]
     model, folder = hf_task_folder(class_name, tmp_path, **settings)
     task = task_class.from_preset(str(folder), sequence_length=32, **task_arguments)
     assert isinstance(task.backbone, DebertaV2Backbone)
     if class_name == "DebertaV2ForMultipleChoice":
-        token_ids = padded_ids(6).reshape(2, 3, -1)  # two questions, three choices each
+        token_ids = real_ids(6).reshape(2, 3, -1)  # two questions, three choices each
     else:
-        token_ids = padded_ids()
+        token_ids = real_ids()
     inputs = {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
               "padding_mask": (token_ids != 0).astype("int32")}
     ours = keras.ops.convert_to_numpy(task(inputs))
@@ -119,10 +122,10 @@ def test_base_checkpoint_pooler_starts_fresh_and_unknown_activation_is_named(hf_
 
 
 @pytest.mark.parametrize("legacy", [False, True])  # `lm_predictions.lm_head.*` (the published layout), `cls.*`
-def test_masked_lm_logits_equal_hf_deberta_for_masked_lm(legacy, hf_task_folder, tmp_path):
+def test_masked_lm_logits_equal_hf_deberta_for_masked_lm(legacy, hf_task_folder, real_ids, tmp_path):
     model, folder = hf_task_folder("DebertaV2ForMaskedLM", tmp_path, legacy=legacy)
     fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32)
-    token_ids = padded_ids()
+    token_ids = real_ids()
     positions = np.tile(np.arange(token_ids.shape[1], dtype="int32"), (len(token_ids), 1))
     inputs = {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
               "padding_mask": (token_ids != 0).astype("int32"), "mask_positions": positions}
@@ -149,9 +152,8 @@ def emd_folder(tmp_path_factory, hf_task_folder):
     return model, torch.tensor(weights[POSITION_TABLE]), folder
 
 
-def masked_lm_inputs():
-    """`padded_ids()` with every position asked (`mask_positions`)."""
-    token_ids = padded_ids()
+def masked_lm_inputs(token_ids):
+    """`token_ids` with every position asked (`mask_positions`)."""
     return {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
             "padding_mask": (token_ids != 0).astype("int32"),
             "mask_positions": np.tile(np.arange(token_ids.shape[1], dtype="int32"), (len(token_ids), 1))}
@@ -176,10 +178,10 @@ def max_difference(ours, theirs, token_ids):
 
 
 @pytest.mark.all_backends
-def test_masked_lm_with_the_mask_decoder_equals_debertas_decoder_on_hf_modules(emd_folder):
+def test_masked_lm_with_the_mask_decoder_equals_debertas_decoder_on_hf_modules(emd_folder, real_ids):
     model, table, folder = emd_folder
     fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32, backbone_overrides=EMD)
-    inputs = masked_lm_inputs()
+    inputs = masked_lm_inputs(real_ids())
     theirs = deberta_emd_logits(model, table, inputs["token_ids"])
     difference = max_difference(fill(inputs), theirs, inputs["token_ids"])
     without = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32)  # HF's head on the last layer
@@ -193,10 +195,10 @@ def test_masked_lm_with_the_mask_decoder_equals_debertas_decoder_on_hf_modules(e
     assert sorted(outputs) == ["mask_decoder_output", "pooled_output", "sequence_output"]
 
 
-def test_decoder_saves_reloads_exports_and_refuses_what_it_cannot_be(emd_folder, tmp_path):
+def test_decoder_saves_reloads_exports_and_refuses_what_it_cannot_be(emd_folder, real_ids, tmp_path):
     model, table, folder = emd_folder
     fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=32, backbone_overrides=EMD)
-    inputs = masked_lm_inputs()
+    inputs = masked_lm_inputs(real_ids())
     expected = keras.ops.convert_to_numpy(fill(inputs))
     fill.save(tmp_path / "fill.keras")
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(keras.saving.load_model(tmp_path / "fill.keras")(inputs)),
