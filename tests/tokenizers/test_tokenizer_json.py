@@ -142,6 +142,22 @@ def test_ids_and_offsets_equal_hf(family, texts, request):
     assert not different, different[0]
 
 
+@pytest.mark.parametrize("family", ["distilbert", "electra", "mobilebert", "longformer"])
+def test_families_sharing_a_tokenizer_read_transformers5_folders(family, request, tmp_path):
+    """DistilBERT, ELECTRA and MobileBERT read BERT's WordPiece, Longformer RoBERTa's BPE: a transformers 5 folder
+    of each (tokenizer.json, tokenizer_config.json and the family's config.json, no classic file) reads with HF's
+    ids and offsets."""
+    source = pathlib.Path(request.getfixturevalue("roberta5" if family == "longformer" else "bert5"))
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    assets.write_config(tmp_path, family)
+    tokenizer = tokenizer_from_preset(str(tmp_path))
+    assert tokenizer.families and family in tokenizer.families
+    different, tokens = differences(tokenizer, assets.hf_fast(tmp_path), texts_of("uci") + texts_of("edge"))
+    print(f"{family}: {tokens} tokens, {len(different)} texts differ")
+    assert not different, different[0]
+
+
 def deberta_known_difference(text):
     """DebertaV2Tokenizer's known differences: a letter and combining marks HF's NFC composes, a `▁` written
     right after whitespace."""

@@ -30,6 +30,14 @@ CONFIGS = {
                    "norm_rel_ebd": "layer_norm", "share_att_key": True, "position_biased_input": False,
                    "type_vocab_size": 0},
     "big_bird": {"model_type": "big_bird", **TINY, "block_size": 4, "num_random_blocks": 1},
+    # families that read BERT's WordPiece (all-MiniLM-L6-v2's 30,522 tokens here) or RoBERTa's BPE
+    "distilbert": {"model_type": "distilbert", "vocab_size": 30522, "dim": 16, "n_layers": 1, "n_heads": 2,
+                   "hidden_dim": 32},
+    "electra": {"model_type": "electra", **TINY, "vocab_size": 30522, "embedding_size": 8},
+    "mobilebert": {"model_type": "mobilebert", **TINY, "vocab_size": 30522, "embedding_size": 8,
+                   "intra_bottleneck_size": 8, "true_hidden_size": 8},
+    "longformer": {"model_type": "longformer", **TINY, "max_position_embeddings": 66, "pad_token_id": 1,
+                   "attention_window": 4},
 }
 MODERNBERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
 
