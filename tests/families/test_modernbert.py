@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import kerasbert
-from kerasbert.families import ModernBertBackbone
+from kerasbert.families import ModernBertBackbone, tokenizer_from_preset
 from kerasbert.families.family import backbone_class_for
 from kerasbert.families.roberta.roberta_tokenizer import bytes_to_unicode
 from kerasbert.fine_tuning.frozen_features import caches_features
@@ -36,7 +36,8 @@ TINY = {"vocab_size": len(VOCABULARY), "hidden_size": 32, "intermediate_size": 4
         "max_position_embeddings": 64, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
         "cls_token_id": 0, "sep_token_id": 2}
 MODERNBERT_BASE_PARAMETERS = 149_014_272  # HF ModernBertModel(ModernBertConfig()).num_parameters()
-LENGTHS = (12, 9, 5)  # a right-padded batch: the window (2 either side) cuts the 12 and the 9 tokens
+TEXTS = ["The battery lasts all day.", "It works", "Good"]  # 12 tokens (cut), then right-padded: the window
+LENGTH = 12                                                      # (2 either side) cuts every row
 
 
 def saved_hf_model(class_name, folder, **settings):
@@ -61,15 +62,13 @@ def modernbert_folder(tmp_path_factory):
     return saved_hf_model("ModernBertModel", tmp_path_factory.mktemp("modernbert"))
 
 
-def padded_batch():
-    """Token ids and padding mask of three sequences of `LENGTHS`, right-padded with id 0."""
-    rng = np.random.default_rng(0)
-    token_ids = np.zeros((len(LENGTHS), max(LENGTHS)), "int32")
-    padding_mask = np.zeros_like(token_ids)
-    for row, length in enumerate(LENGTHS):
-        token_ids[row, :length] = rng.integers(len(SPECIALS), TINY["vocab_size"], length)
-        padding_mask[row, :length] = 1
-    return {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids), "padding_mask": padding_mask}
+def padded_batch(folder):
+    """`TEXTS` packed by `folder`'s tokenizer (`[CLS] text [SEP]`, `LENGTH` tokens; numpy)."""
+    preprocessor = kerasbert.BertPreprocessor(tokenizer_from_preset(str(folder)), sequence_length=LENGTH)
+    inputs = {key: numpy(value).astype("int32") for key, value in preprocessor(TEXTS).items()}
+    lengths = inputs["padding_mask"].sum(axis=1)
+    assert lengths.tolist() == [LENGTH, 10, 6]  # one cut, two right-padded, each longer than the window
+    return inputs
 
 
 def numpy(tensor):
@@ -87,7 +86,7 @@ def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(unpadde
     checkpoint = load_checkpoint(folder)
     assert backbone_class_for(checkpoint) is ModernBertBackbone
     backbone = ModernBertBackbone.from_checkpoint(checkpoint, output_hidden_states=True, unpadded=unpadded)
-    inputs = padded_batch()
+    inputs = padded_batch(folder)
     with torch.no_grad():
         theirs = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
                        attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
@@ -97,6 +96,7 @@ def test_matches_hf_modernbert_on_a_padded_batch_with_the_window_cutting(unpadde
     diffs = [max_diff(ours["sequence_output"], theirs.last_hidden_state, mask)]
     assert len(ours["hidden_states"]) == len(theirs.hidden_states)
     diffs += [max_diff(a, b, mask) for a, b in zip(ours["hidden_states"], theirs.hidden_states)]
+    print(f"ModernBERT (unpadded={unpadded}) vs transformers: max |diff| {max(diffs):.1e} over every hidden state")
     assert max(diffs) <= TOLERANCE, diffs
     # the window cuts: global attention everywhere changes the 12-token row
     unwindowed = ModernBertBackbone.from_checkpoint(checkpoint, local_attention=64)
@@ -113,7 +113,7 @@ def test_masked_lm_head_gives_hf_logits(tmp_path):
     checkpoint = load_checkpoint(folder)
     backbone = ModernBertBackbone.from_checkpoint(checkpoint)
     head = build_masked_lm_head(backbone)
-    inputs = padded_batch()
+    inputs = padded_batch(folder)
     head(backbone(inputs)["sequence_output"])  # builds the head before its weights load
     load_masked_lm_head(head, checkpoint, "test", backbone.family)
     assert head.dense.bias is None and head.layer_norm.beta is None  # HF's classifier_bias, norm_bias: False
@@ -144,8 +144,8 @@ def test_masked_lm_head_of_a_biased_config_gives_hf_logits_and_weights_the_confi
     folder, model = saved_hf_model("ModernBertForMaskedLM", tmp_path, classifier_bias=True,
                                    classifier_activation="gelu_new")
     fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=16)
-    inputs = padded_batch()
-    positions = np.tile(np.arange(inputs["token_ids"].shape[1], dtype="int32"), (len(LENGTHS), 1))
+    inputs = padded_batch(folder)
+    positions = np.tile(np.arange(inputs["token_ids"].shape[1], dtype="int32"), (len(TEXTS), 1))
     with torch.no_grad():
         theirs = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
                        attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).logits
@@ -171,7 +171,7 @@ def test_keras_file_and_hf_export_give_the_outputs_again(modernbert_folder, tmp_
     path = tmp_path / "modernbert.keras"
     backbone.save(path)
     reloaded = keras.saving.load_model(path)
-    inputs = padded_batch()
+    inputs = padded_batch(folder)
     expected, got = backbone(inputs), reloaded(inputs)
     assert len(got["attentions"]) == TINY["num_hidden_layers"]
     for key in ("sequence_output", "pooled_output"):
