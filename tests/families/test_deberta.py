@@ -32,6 +32,9 @@ CONFIGS = {
     "v3": {"norm_rel_ebd": "layer_norm", "share_att_key": True, "position_biased_input": False,
            "type_vocab_size": 0},
     "v2": {"share_att_key": False, "position_biased_input": True, "type_vocab_size": 2, "position_buckets": -1},
+    # one kind of position scores alone, each with its own projection
+    "c2p": {"pos_att_type": ["c2p"], "share_att_key": False, "position_biased_input": False, "type_vocab_size": 0},
+    "p2c": {"pos_att_type": ["p2c"], "share_att_key": False, "position_biased_input": False, "type_vocab_size": 0},
 }
 
 
@@ -111,6 +114,13 @@ def test_deberta_v2_backbone_with_positions_segments_and_own_position_projection
     backbone = check_parity("v2", deberta_folder)
     assert backbone.relative_embedding.layer_norm is None
     assert set(backbone.encoder_blocks[0].attention.projections) == {"query", "key", "value", "pos_key", "pos_query"}
+
+
+@pytest.mark.parametrize("name", ["c2p", "p2c"])
+def test_content_to_position_or_position_to_content_alone_equals_transformers(name, deberta_folder):
+    backbone = check_parity(name, deberta_folder)
+    assert set(backbone.encoder_blocks[0].attention.projections) == {"query", "key", "value",
+                                                                      {"c2p": "pos_key", "p2c": "pos_query"}[name]}
 
 
 def test_keras_file_and_hf_export_give_the_outputs_again(deberta_folder, tmp_path):
