@@ -3,9 +3,9 @@
 Reference: HF `DebertaV2Model` of seeded, randomly initialised tiny configs (hidden 32, 2 layers, 4 heads,
 intermediate 64; max_relative_positions 16, position_buckets 8 in v3 and none in v2), its norms and biases
 moved off their initial ones and zeros so that every weight matters, saved with `save_pretrained` (no real
-DeBERTa weights can be downloaded here). kerasbert has no DeBERTa tokenizer yet, so the inputs are token ids:
-a batch of 24 positions (past the 16 relative positions, so bucketing and clipping both matter) with right
-padding. Bar: max |difference| <= 1e-5 in float32 on sequence_output, every hidden state and the attention
+DeBERTa weights can be downloaded here). Inputs: real UCI review pairs tokenized by `DebertaV2Tokenizer` (a
+DeBERTa-v3-style `spm.model` trained here) and packed `[CLS] A [SEP] B [SEP]` to 24 positions (past the 16
+relative positions, so bucketing and clipping both matter): one pair cut, two right-padded, segments 0 then 1. Bar: max |difference| <= 1e-5 in float32 on sequence_output, every hidden state and the attention
 probabilities, padded positions included (HF masks padded queries and keys alike; measured: about 1e-6).
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import kerasbert
-from kerasbert.families import DebertaV2Backbone, tokenizer_from_preset
+from kerasbert.families import DebertaV2Backbone, DebertaV2Tokenizer, tokenizer_from_preset
 from kerasbert.families.family import backbone_class_for
 from kerasbert.presets.checkpoint import CheckpointError
 from kerasbert.presets.loading import load_checkpoint
@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip i
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
 
 TOLERANCE = 1e-5
-VOCABULARY = 120
+VOCABULARY = 3001  # the spm.model's 3,000 pieces and the [MASK] HF appends
 TINY = {"vocab_size": VOCABULARY, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
         "intermediate_size": 64, "max_position_embeddings": 64, "relative_attention": True,
         "pos_att_type": ["p2c", "c2p"], "position_buckets": 8, "max_relative_positions": 16}
@@ -59,15 +59,18 @@ def deberta_folder(tmp_path_factory):
     return build
 
 
-def padded_batch():
-    """Three rows of 24 ids: one full, two right-padded (to 15 and 6 positions); segments 0 then 1."""
-    rng = np.random.default_rng(0)
-    padding_mask = np.ones((3, 24), "int32")
-    padding_mask[1, 15:] = padding_mask[2, 6:] = 0
-    segment_ids = np.zeros((3, 24), "int32")
-    segment_ids[:, 8:] = 1
-    return {"token_ids": rng.integers(3, VOCABULARY, (3, 24)).astype("int32") * padding_mask,
-            "segment_ids": segment_ids * padding_mask, "padding_mask": padding_mask}
+@pytest.fixture(scope="module")
+def padded_batch(deberta_spm_model, uci_reviews, tmp_path_factory):
+    """Three review pairs packed to 24 positions (see the module docstring), numpy."""
+    spm = tmp_path_factory.mktemp("deberta_tokenizer") / "spm.model"
+    spm.write_bytes(deberta_spm_model)
+    preprocessor = kerasbert.BertPreprocessor(DebertaV2Tokenizer(str(spm)), sequence_length=24)
+    reviews = sorted(uci_reviews[1]["text"].tolist(), key=len)
+    inputs = {key: keras.ops.convert_to_numpy(value).astype("int32")
+              for key, value in preprocessor(([reviews[-1], reviews[1], reviews[4]], [reviews[-2], reviews[2], reviews[0]])).items()}
+    real = inputs["padding_mask"].sum(axis=1)
+    assert real[0] == 24 > real[1] and real[2] < 24 and inputs["segment_ids"].max() == 1
+    return inputs
 
 
 def hf_forward(model, inputs):
@@ -88,12 +91,11 @@ def differences(backbone, hf_model, inputs):
             max(np.abs(a - b.numpy()).max() for a, b in zip(ours["attentions"], reference.attentions)))
 
 
-def check_parity(name, deberta_folder):
+def check_parity(name, deberta_folder, inputs):
     folder, hf_model = deberta_folder(name)
     assert backbone_class_for(load_checkpoint(str(folder))) is DebertaV2Backbone
     backbone = kerasbert.DebertaV2Backbone.from_preset(str(folder), output_hidden_states=True,
                                                        output_attentions=True)
-    inputs = padded_batch()
     sequence, hidden, attentions = differences(backbone, hf_model, inputs)
     print(f"{name} vs transformers: sequence {sequence:.2e}, hidden states {hidden:.2e}, attentions {attentions:.2e}")
     assert max(sequence, hidden, attentions) <= TOLERANCE
@@ -104,29 +106,29 @@ def check_parity(name, deberta_folder):
 
 
 @pytest.mark.all_backends
-def test_deberta_v3_backbone_equals_transformers_on_a_padded_batch(deberta_folder):
-    backbone = check_parity("v3", deberta_folder)
+def test_deberta_v3_backbone_equals_transformers_on_a_padded_batch(deberta_folder, padded_batch):
+    backbone = check_parity("v3", deberta_folder, padded_batch)
     assert backbone.embedding.position_embedding is None and backbone.embedding.segment_embedding is None
 
 
 def test_deberta_v2_backbone_with_positions_segments_and_own_position_projections_equals_transformers(
-        deberta_folder):
-    backbone = check_parity("v2", deberta_folder)
+        deberta_folder, padded_batch):
+    backbone = check_parity("v2", deberta_folder, padded_batch)
     assert backbone.relative_embedding.layer_norm is None
     assert set(backbone.encoder_blocks[0].attention.projections) == {"query", "key", "value", "pos_key", "pos_query"}
 
 
 @pytest.mark.parametrize("name", ["c2p", "p2c"])
-def test_content_to_position_or_position_to_content_alone_equals_transformers(name, deberta_folder):
-    backbone = check_parity(name, deberta_folder)
+def test_content_to_position_or_position_to_content_alone_equals_transformers(name, deberta_folder, padded_batch):
+    backbone = check_parity(name, deberta_folder, padded_batch)
     assert set(backbone.encoder_blocks[0].attention.projections) == {"query", "key", "value",
                                                                       {"c2p": "pos_key", "p2c": "pos_query"}[name]}
 
 
-def test_keras_file_and_hf_export_give_the_outputs_again(deberta_folder, tmp_path):
+def test_keras_file_and_hf_export_give_the_outputs_again(deberta_folder, padded_batch, tmp_path):
     folder, hf_model = deberta_folder("v3")
     backbone = DebertaV2Backbone.from_preset(str(folder))
-    inputs = padded_batch()
+    inputs = padded_batch
     expected = keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"])
     backbone.save(tmp_path / "deberta.keras")
     reloaded = keras.saving.load_model(tmp_path / "deberta.keras")
@@ -160,8 +162,8 @@ def test_bad_configs_and_missing_parts_are_named_errors(deberta_folder, tmp_path
         DebertaV2Backbone.from_preset(str(conv), load_weights=False)
 
 
-def test_a_head_on_the_backbone_fits_with_dropout_and_trains_the_relative_table(deberta_folder):
-    """No DeBERTa tokenizer yet, so no `BertClassifier.from_preset`: a Dense head on `pooled_output`, fitted on ids."""
+def test_a_head_on_the_backbone_fits_with_dropout_and_trains_the_relative_table(deberta_folder, padded_batch):
+    """A Dense head of one's own on `pooled_output`, fitted on packed ids."""
     backbone = DebertaV2Backbone.from_preset(str(deberta_folder("v3")[0]), dropout=0.1, attention_dropout=0.1)
     logits = keras.layers.Dense(2)(backbone.output["pooled_output"])
     model = keras.Model(backbone.input, logits)
@@ -169,6 +171,6 @@ def test_a_head_on_the_backbone_fits_with_dropout_and_trains_the_relative_table(
     model.compile(optimizer=keras.optimizers.Adam(1e-3),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), run_eagerly=True)
     table = keras.ops.convert_to_numpy(backbone.relative_embedding.embeddings)
-    history = model.fit(padded_batch(), np.array([0, 1, 0]), epochs=2, batch_size=3, verbose=0)
+    history = model.fit(padded_batch, np.array([0, 1, 0]), epochs=2, batch_size=3, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
     assert not np.array_equal(table, keras.ops.convert_to_numpy(backbone.relative_embedding.embeddings))
