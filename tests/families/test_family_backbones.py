@@ -21,9 +21,11 @@ from kerasbert.families.distilbert.distilbert_backbone import DistilBertBackbone
 from kerasbert.families.electra.electra_backbone import ElectraBackbone
 from kerasbert.families.family import backbone_class_for, family_named
 from kerasbert.families.longformer.longformer_backbone import LongformerBackbone
+from kerasbert.families.modernbert.modernbert_backbone import ModernBertBackbone
 from kerasbert.families.roberta.roberta_backbone import RobertaBackbone
 from kerasbert.presets.checkpoint import CheckpointError, FamilyMismatchError, UnsupportedModelTypeError
 from kerasbert.presets.loading import load_checkpoint
+from kerasbert.presets.registry import PRESETS
 
 torch = pytest.importorskip("torch", reason="the HF reference needs torch: pip install torch==2.13.0")
 transformers = pytest.importorskip("transformers", reason="the HF reference needs transformers")
@@ -72,7 +74,7 @@ def numpy_outputs(backbone, inputs):
      (DistilBertBackbone, "distilbert_base_uncased", 66_362_880),
      (ElectraBackbone, "electra_small_discriminator", 13_483_008),
      (DebertaV2Backbone, "deberta_v3_base", 183_831_552), (LongformerBackbone, "longformer_base_4096", 148_659_456),
-     (BigBirdBackbone, "bigbird_roberta_base", 127_468_800)],
+     (BigBirdBackbone, "bigbird_roberta_base", 127_468_800), (ModernBertBackbone, "modernbert_base", 149_014_272)],
 )
 def test_presets_have_the_hf_parameter_counts_offline(backbone_class, preset, expected):
     """HF's `<Family>Model(config).num_parameters()` of each preset's published config (transformers 5.24); kerasbert's
@@ -83,6 +85,7 @@ def test_presets_have_the_hf_parameter_counts_offline(backbone_class, preset, ex
     task_model_weights = getattr(family_named(backbone.family).weights, "task_model_weights", lambda _: [])(backbone)
     held_by_hf_task_models = sum(int(np.prod(weight.shape)) for weight in task_model_weights)
     assert backbone.count_params() - held_by_hf_task_models == expected
+    assert PRESETS[preset].get("parameters", backbone.count_params()) == backbone.count_params()  # `kerasbert presets`
 
 
 @pytest.mark.all_backends

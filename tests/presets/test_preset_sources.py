@@ -119,3 +119,14 @@ def test_pickled_weights_need_an_explicit_opt_in(minilm_path, tmp_path):
     safe = BertBackbone.from_preset(str(minilm_path))
     for a, b in zip(pickled.weights, safe.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_a_builtin_without_tokenizer_settings_reads_them_from_its_fetched_folder(monkeypatch, minilm_path):
+    """ModernBERT's entry names no tokenizer settings (its tokenizer.json names its own): they are the fetched
+    folder's, as reading that folder gives them (here a stand-in entry on the installed MiniLM package)."""
+    fetched = []
+    monkeypatch.setitem(PRESETS, "files_settings", {**PRESETS["all_minilm_l6_v2_en"], "tokenizer": None})
+    monkeypatch.setattr(loading, "fetch_package", lambda name: fetched.append(name) or str(minilm_path))
+    assert loading.load_checkpoint("files_settings", load_weights=False).tokenizer_config is None
+    tokenizer = BertTokenizer.from_preset("files_settings")
+    assert fetched and tokenizer.get_config() == BertTokenizer.from_preset(str(minilm_path)).get_config()
