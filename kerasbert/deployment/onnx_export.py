@@ -10,10 +10,11 @@ The folder `task.export(path, format="onnx")` writes:
 Tokenisation runs outside ONNX, in kerasbert (`load_onnx_task` reads the folder back; `kerasbert serve` serves it).
 The graph is traced by PyTorch's ONNX exporter from the model under the torch backend: one MatMul per Dense, one
 LayerNormalization per LayerNorm, a graph ONNX Runtime fuses (tf2onnx's trace of the TensorFlow graph ran 1.4x
-slower). Under TensorFlow or JAX the trace runs in a `KERAS_BACKEND=torch` process on a `.keras` copy, whose
+slower); each BERT-style self-attention with a padding mask becomes ONNX Runtime's contrib `Attention`
+(`fuse_self_attention`). Under TensorFlow or JAX the trace runs in a `KERAS_BACKEND=torch` process on a `.keras` copy, whose
 outputs are the same under every backend. `quantize="int8"` stores embedding tables as int8 with a scale per row
-(`int8_embedding_rows`) and runs ONNX Runtime's dynamic quantisation on the MatMuls: int8 weights (a scale per
-output column), activations quantised per batch at run time.
+(`int8_embedding_rows`) and runs ONNX Runtime's dynamic quantisation on the MatMuls and fused attentions
+(`QAttention`): int8 weights (a scale per output column), activations quantised per batch at run time.
 
 Examples:
     >>> classifier.export("sentiment_onnx", format="onnx")                  # Task.export calls export_onnx
@@ -30,7 +31,8 @@ import keras
 
 from kerasbert.atomic_files import atomic_path
 from kerasbert.deployment.export import run_under_backend
-from kerasbert.deployment.onnx_graph_passes import int8_embedding_rows, masks_with_query_length
+from kerasbert.deployment.onnx_attention_fusion import fuse_self_attention
+from kerasbert.deployment.onnx_graph_passes import attention_nodes, int8_embedding_rows, masks_with_query_length
 
 ONNX_FILE, CONFIG_FILE, TOKENIZER_FOLDER = "model.onnx", "kerasbert.json", "tokenizer"
 # Opset 23 has the fused `Attention` op (torch's scaled_dot_product_attention lowers to it: 1.2x ONNX Runtime int8
@@ -114,8 +116,18 @@ def output_names(model):
 
 def onnx_graph(model, path):
     """Trace `model` (a functional Keras model on a dict of integer inputs; torch backend) to an ONNX file at
-    `path`, every input's batch and length axes dynamic."""
+    `path`, every input's batch and length axes dynamic, its self-attentions fused for ONNX Runtime."""
     import onnx
+
+    graph = traced_graph(model)
+    fuse_self_attention(graph)
+    masks_with_query_length(graph)
+    onnx.save_model(graph, str(path))
+    return path
+
+
+def traced_graph(model):
+    """The ONNX ModelProto torch's exporter traces from `model` (torch backend), before kerasbert's passes."""
     import torch
 
     # torch.onnx logs a warning for each torchvision op it cannot register; the model has none.
@@ -137,10 +149,7 @@ def onnx_graph(model, path):
     with torch.no_grad():
         program = torch.onnx.export(Positional().eval(), samples, input_names=names, output_names=output_names(model),
                                     dynamic_shapes=(dynamic,), dynamo=True, opset_version=ONNX_OPSET, verbose=False)
-    graph = program.model_proto  # a new proto at each access
-    masks_with_query_length(graph)
-    onnx.save_model(graph, str(path))
-    return path
+    return program.model_proto  # a new proto at each access
 
 
 def sample_shape(shape):
@@ -163,6 +172,8 @@ def quantize_onnx_file(path):
         graph = onnx.load(str(path))
         int8_embedding_rows(graph)
         onnx.save_model(graph, rows)
-        # ONNX's own `Attention` left float: the quantiser takes it for ONNX Runtime's contrib `Attention`.
-        quantize_dynamic(rows, target, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
+        # Contrib `Attention` (fused) becomes `QAttention`. ONNX's own `Attention` (an attention left unfused) the
+        # quantiser would take for the contrib op: in a graph that has one, attentions stay float.
+        operators = ["MatMul"] + ([] if attention_nodes(graph.graph) else ["Attention"])
+        quantize_dynamic(rows, target, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=operators)
         os.replace(target, path)

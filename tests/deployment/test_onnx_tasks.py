@@ -23,6 +23,7 @@ from kerasbert.tasks import BertClassifier, BertTokenClassifier
 from kerasbert.tasks.task_files import load_task
 
 pytest.importorskip("onnxruntime", reason="pip install 'kerasbert[onnx]'")
+onnx = pytest.importorskip("onnx", reason="pip install 'kerasbert[onnx]'")
 pytestmark = pytest.mark.under_torch
 
 
@@ -86,6 +87,8 @@ def test_int8_onnx_of_real_minilm_weights_keeps_the_float_predictions(uci_review
     classifier.fit(uci_reviews[0], epochs=1, batch_size=8, verbose=0)
     int8_folder = classifier.export(tmp_path / "int8_onnx", format="onnx", quantize="int8")
     size = os.path.getsize(int8_folder / "model.onnx") / (4 * classifier.count_params())  # of float32 weights
+    operators = [node.op_type for node in onnx.load(str(int8_folder / "model.onnx")).graph.node]
+    assert operators.count("QAttention") == 6 and "Attention" not in operators  # int8 QKV fused into attention
     texts = uci_reviews[1]["text"].tolist()
     expected, got = probabilities(classifier, texts), probabilities(load_onnx_task(int8_folder), texts)
     print(f"ONNX Runtime int8: {size:.1%} of the float32 file; max |probability difference| "

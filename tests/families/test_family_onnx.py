@@ -12,6 +12,7 @@ from kerasbert.deployment.onnx_export import onnx_graph, output_names
 
 from .test_family_backbones import FAMILIES, numpy_outputs, padded_batch
 
+onnx = pytest.importorskip("onnx", reason="pip install 'kerasbert[onnx]'")
 onnxruntime = pytest.importorskip("onnxruntime", reason="pip install 'kerasbert[onnx]'")
 
 TOLERANCE = 1e-4
@@ -23,6 +24,8 @@ def test_onnx_graph_of_every_family_gives_the_keras_outputs(name, hf_family_mode
     backbone_class, padding_token_id, num_segments, _ = FAMILIES[name]
     backbone = backbone_class.from_preset(str(hf_family_model(name)[0]))
     onnx_graph(backbone, tmp_path / "backbone.onnx")
+    operators = [(node.op_type, node.domain) for node in onnx.load(str(tmp_path / "backbone.onnx")).graph.node]
+    assert ("Attention", "com.microsoft") in operators and ("Attention", "") not in operators  # all fused
     session = onnxruntime.InferenceSession(str(tmp_path / "backbone.onnx"), providers=["CPUExecutionProvider"])
     assert [output.name for output in session.get_outputs()] == output_names(backbone)
     for length in (9, 17):  # batch 3 (the trace: 2), lengths other than the trace's 5
