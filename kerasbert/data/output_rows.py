@@ -22,12 +22,49 @@ def ragged_from_padded(packed):
     return {key: tf.ragged.boolean_mask(packed[key], real) for key in ("token_ids", "segment_ids")}
 
 
-def with_known_row_lengths(structure):
-    """`structure` with each ragged tensor rebuilt around its row lengths, computed once and kept: a ragged
-    tensor that a `tf.function` returns recomputes them (eager ops, ~0.3 ms) at every `row_lengths()`."""
-    return tf.nest.map_structure(
-        lambda part: tf.RaggedTensor.from_row_lengths(part.flat_values, part.row_lengths(), validate=False)
-        if isinstance(part, tf.RaggedTensor) else part, structure)
+def traced_with_row_lengths(function, input_signature):
+    """`tf.function(function, input_signature)` whose ragged outputs come back with their row lengths computed in the
+    graph and kept: a ragged tensor a `tf.function` returns otherwise recomputes them with eager ops (~0.25 ms) at
+    every `row_lengths()`, and rebuilding it around them costs as much again (~2 ms of a one-text predict).
+
+    Examples:
+        >>> split = traced_with_row_lengths(tf.strings.bytes_split, [tf.TensorSpec([None], tf.string)])
+        >>> split(tf.constant(["ab", "c"])).row_lengths().numpy().tolist()
+        [2, 1]
+    """
+    traced = tf.function(lambda *args: _map_ragged(_ragged_parts, function(*args)), input_signature=input_signature)
+    return lambda *args: _map_ragged(_ragged_of_parts, traced(*args), parts=True)
+
+
+RAGGED_PARTS = ("ragged_values", "ragged_row_splits", "ragged_row_lengths")  # a rank-1 ragged tensor, taken apart
+
+
+def _ragged_parts(ragged):
+    return dict(zip(RAGGED_PARTS, (ragged.values, ragged.row_splits, ragged.row_lengths())))
+
+
+def _ragged_of_parts(parts):
+    """The ragged tensor of `_ragged_parts`, its row lengths kept (TensorFlow's own constructor, as
+    `RowPartition.from_row_lengths` calls it, with splits and lengths both known)."""
+    from tensorflow.python.ops.ragged.row_partition import RowPartition, _row_partition_factory_key
+
+    values, row_splits, row_lengths = (parts[name] for name in RAGGED_PARTS)
+    partition = RowPartition(row_splits=row_splits, row_lengths=row_lengths, internal=_row_partition_factory_key)
+    return tf.RaggedTensor._from_row_partition(values, partition, validate=False)
+
+
+def _map_ragged(convert, structure, parts=False):
+    """`structure` (dicts, lists, tuples) with each rank-1 ragged tensor (or, `parts`, each dict of its parts)
+    converted."""
+    if parts and isinstance(structure, dict) and set(structure) == set(RAGGED_PARTS):
+        return convert(structure)
+    if isinstance(structure, dict):
+        return {key: _map_ragged(convert, value, parts) for key, value in structure.items()}
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_map_ragged(convert, value, parts) for value in structure)
+    if not parts and isinstance(structure, tf.RaggedTensor) and structure.ragged_rank == 1:
+        return convert(structure)
+    return structure
 
 
 def concatenate_padded(batches):

@@ -14,7 +14,7 @@ from kerasbert.data.output_rows import (
     empty_like_output,
     in_input_order,
     ragged_from_padded,
-    with_known_row_lengths,
+    traced_with_row_lengths,
 )
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.text_windows import (
@@ -222,9 +222,8 @@ class BertClassifier(Task):
         key = (self.window_length, len(texts), self.long_inputs)
         if self.reading_function is None or self.reading_function[0] != key:
             signature = [tf.TensorSpec([None], tf.string)] * len(texts)  # one trace for every number of rows
-            self.reading_function = (key, tf.function(self.pack_or_cut, input_signature=signature))
-        return with_known_row_lengths(
-            self.reading_function[1](*[tf.constant(part, tf.string, shape=[len(part)]) for part in texts]))
+            self.reading_function = (key, traced_with_row_lengths(self.pack_or_cut, signature))
+        return self.reading_function[1](*[tf.constant(part, tf.string, shape=[len(part)]) for part in texts])
 
     def pack_or_cut(self, *texts):
         segments = [self.tokenizer(part) for part in texts]

@@ -27,7 +27,7 @@ from kerasbert.data.output_rows import (
     empty_like_output,
     in_input_order,
     ragged_from_padded,
-    with_known_row_lengths,
+    traced_with_row_lengths,
 )
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.fine_tuning.frozen_features import caches_features, check_cache_features, with_frozen_features
@@ -181,10 +181,9 @@ class PipelineModel(keras.Model):
                 return ragged_from_padded(self.preprocessor(texts[0] if len(texts) == 1 else texts))
 
             signature = [tf.TensorSpec([None], tf.string)] * (1 if second is None else 2)  # one trace for any rows
-            self.packing_function = (key, tf.function(pack, input_signature=signature))
+            self.packing_function = (key, traced_with_row_lengths(pack, signature))
         texts = [first] if second is None else [first, second]
-        return with_known_row_lengths(
-            self.packing_function[1](*[tf.constant(list(part), tf.string, shape=[len(part)]) for part in texts]))
+        return self.packing_function[1](*[tf.constant(list(part), tf.string, shape=[len(part)]) for part in texts])
 
     # === Training ===
 
