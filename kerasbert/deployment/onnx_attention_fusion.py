@@ -148,7 +148,7 @@ def projection_of(graph, name):
 
 
 def padding_mask_of(graph, name):
-    """The model input holding a `[B, S]` 1/0 padding mask when `name` is the additive mask made from it alone."""
+    """The `[B, S]` int32 1/0 padding mask (a model input) when `name` is the additive mask made from it alone."""
     expand = graph.made_by(name, "Expand")
     where = graph.made_by(expand.input[0] if expand else name, "Where")
     if where is None:
@@ -160,8 +160,9 @@ def padding_mask_of(graph, name):
     if not cast or axes is None or list(axes.reshape(-1)) != [1, 2] or kept is None or dropped is None \
             or kept.size != 1 or dropped.size != 1 or float(kept) != 0 or float(dropped) > -1e4:
         return None
-    mask = cast.input[0]
-    return mask if mask in graph.int32_inputs else None  # contrib Attention's mask is int32
+    mask = cast.input[0]  # an int32 model input, or one reshaped (multiple choice: [B, choices, S] -> [B x choices, S])
+    reshape = graph.made_by(mask, "Reshape")
+    return mask if (reshape.input[0] if reshape else mask) in graph.int32_inputs else None  # contrib wants int32
 
 
 def attention_output(graph, name):

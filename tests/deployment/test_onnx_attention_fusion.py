@@ -75,3 +75,20 @@ def test_an_attention_whose_mask_is_not_the_padding_mask_stays_as_traced(backbon
     masked_value.input[2] = masked_value.input[1]  # padding keys now weigh as much as real ones: not a padding mask
     assert fuse_self_attention(graph) == 0
     assert len(attentions(graph, "")) == 2 and not attentions(graph, CONTRIB_DOMAIN)
+
+
+def test_multiple_choice_reshaped_mask_is_fused_with_the_keras_scores(tmp_path):
+    from kerasbert.deployment.onnx_export import onnx_graph
+    from kerasbert.families.bert_preprocessor import BertPreprocessor
+    from kerasbert.tasks import BertMultipleChoice
+
+    keras.utils.set_random_seed(0)
+    backbone = BertBackbone(vocabulary_size=100, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32)
+    preprocessor = BertPreprocessor.from_preset("all_minilm_l6_v2_en", sequence_length=32)
+    chooser = BertMultipleChoice(backbone, preprocessor, num_choices=3)
+    graph = onnx.load(str(onnx_graph(chooser, tmp_path / "chooser.onnx")))  # the mask: [B, 3, S] -> [B x 3, S]
+    assert len(attentions(graph, CONTRIB_DOMAIN)) == 1 and not attentions(graph, "")
+    flat = padded_inputs(11)
+    inputs = {key: np.stack([value, value[::-1], value[[1, 0, 2]]], axis=1)[:2] for key, value in flat.items()}
+    expected = keras.ops.convert_to_numpy(chooser(inputs))
+    np.testing.assert_allclose(run(graph, inputs)[0], expected, atol=1e-5)
