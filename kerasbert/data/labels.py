@@ -22,18 +22,9 @@ Examples:
 import numpy as np
 import pandas as pd
 
+from kerasbert.arguments import check_number
 from kerasbert.data.validation import PROBLEM_TYPES, validate_label_values
-
-
-def above_threshold(scores, threshold=0.5):
-    """The one decision rule of multi-label and binary-score decoding: on where the score is strictly above its
-    threshold (one number, or one per label).
-
-    Examples:
-        >>> above_threshold(np.array([[0.2, 0.5, 0.9]]), [0.5, 0.4, 0.5]).tolist()
-        [[False, True, True]]
-    """
-    return np.asarray(scores) > np.asarray(threshold)
+from kerasbert.metrics.probabilities import above_threshold
 
 
 class LabelEncoder:
@@ -205,6 +196,32 @@ class LabelEncoder:
             index: float(total / (num_classes * count))
             for index, count in enumerate(self._class_counts)
         }
+
+    def class_weight_by_index(self, class_weight):
+        """`{label: weight}` (label names, or class indices 0..n-1) -> Keras' `{index: weight}`.
+
+        Examples:
+            >>> LabelEncoder(["ham", "spam"], problem_type="binary").class_weight_by_index({"spam": 5.0, 0: 1.0})
+            {1: 5.0, 0: 1.0}
+        """
+        if self.problem_type not in ("binary", "multiclass"):
+            raise ValueError("class_weight needs single-label classification; this classifier is "
+                             f"{self.problem_type!r}.")
+        if not isinstance(class_weight, dict):
+            raise TypeError(f'class_weight must be a dict of label -> weight or "balanced", got '
+                            f"{type(class_weight).__name__} {class_weight!r}.")
+        labels = list(self.labels)
+        by_index = {}
+        for key, weight in class_weight.items():
+            if key in labels:
+                index = labels.index(key)
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(labels):
+                index = int(key)
+            else:
+                raise ValueError(f"class_weight has the key {key!r}, which is not a label; the labels are {labels} "
+                                 f"(or their indices 0..{len(labels) - 1}).")
+            by_index[index] = check_number(f"class_weight[{key!r}]", weight, 0)
+        return by_index
 
     def get_config(self):
         """A plain dict: `LabelEncoder.from_config(config)` rebuilds a ready encoder."""

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.arguments import check_count, check_number
+from kerasbert.arguments import check_count
 from kerasbert.data.batching import EagerBatches
-from kerasbert.data.labels import LabelEncoder, above_threshold
+from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.output_rows import (
     empty_like_output,
     in_input_order,
@@ -32,7 +32,8 @@ from kerasbert.data.validation import (
 from kerasbert.doors import warn_the_caller
 from kerasbert.families.sequence_length import packed_input_length
 from kerasbert.metrics import statistics as metrics
-from kerasbert.metrics.probabilities import sigmoid, softmax
+from kerasbert.metrics.classification import classification_scores
+from kerasbert.metrics.probabilities import above_threshold, sigmoid, softmax
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.heads import mixes_layers, task_outputs
 from kerasbert.tasks.long_inputs import LongInputs
@@ -266,24 +267,7 @@ class BertClassifier(Task):
         Examples:
             >>> classifier.fit(df, class_weight={"spam": 5.0, "ham": 1.0})
         """
-        if self.problem_type not in ("binary", "multiclass"):
-            raise ValueError("class_weight needs single-label classification; this classifier is "
-                             f"{self.problem_type!r}.")
-        if not isinstance(class_weight, dict):
-            raise TypeError(f'class_weight must be a dict of label -> weight or "balanced", got '
-                            f"{type(class_weight).__name__} {class_weight!r}.")
-        labels = list(self.labels)
-        by_index = {}
-        for key, weight in class_weight.items():
-            if key in labels:
-                index = labels.index(key)
-            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(labels):
-                index = int(key)
-            else:
-                raise ValueError(f"class_weight has the key {key!r}, which is not a label; the labels are {labels} "
-                                 f"(or their indices 0..{len(labels) - 1}).")
-            by_index[index] = check_number(f"class_weight[{key!r}]", weight, 0)
-        return by_index
+        return self.label_encoder.class_weight_by_index(class_weight)
 
     # === Training ===
 
@@ -402,38 +386,8 @@ class BertClassifier(Task):
                              "probabilities": list(probabilities), **flags}, index=index)
 
     def score(self, outputs, prepared):
-        gold = prepared.labels
-        if self.problem_type == "regression":
-            predicted = outputs[:, 0]
-            gold = gold[:, 0]
-            results = {
-                "loss": float(np.mean((predicted - gold) ** 2)),
-                "pearson": metrics.pearson(gold, predicted),
-                "spearman": metrics.spearman(gold, predicted),
-            }
-            wrong = np.zeros(len(gold), bool)
-        elif self.problem_type == "multilabel":
-            probabilities = sigmoid(outputs)
-            predicted = above_threshold(probabilities, self.thresholds or 0.5)
-            eps = 1e-7
-            loss = -np.mean(gold * np.log(probabilities + eps) + (1 - gold) * np.log(1 - probabilities + eps))
-            micro, macro = metrics.multilabel_f1(gold, predicted)
-            results = {"loss": float(loss), "subset_accuracy": float(np.mean((predicted == gold).all(1))),
-                       "micro_f1": micro, "macro_f1": macro}
-            wrong = (predicted != gold.astype(bool)).any(1)
-        else:
-            probabilities = softmax(outputs)
-            predicted = probabilities.argmax(-1)
-            loss = -np.mean(np.log(probabilities[np.arange(len(gold)), gold] + 1e-12))
-            results = {
-                "loss": float(loss),
-                "accuracy": metrics.accuracy(gold, predicted),
-                "macro_f1": metrics.macro_f1(gold, predicted, self.num_classes),
-                "mcc": metrics.matthews_corrcoef(gold, predicted, self.num_classes),
-            }
-            if self.problem_type == "binary":
-                results["f1"] = float(metrics.f1_per_class(gold, predicted, 2)[1])
-            wrong = predicted != gold
+        results, wrong = classification_scores(outputs, prepared.labels, self.problem_type, self.num_classes,
+                                               self.thresholds)
         truncation = prepared.extras.get("truncation")
         if truncation is not None and truncation.rows:
             results.update(truncation.summary())
