@@ -15,12 +15,13 @@ The header gives the CPU, its flags and each framework's fp32 / bf16 matmul rate
 
 Run:
     .venv/bin/python benchmarks/deployment.py [--presets all_minilm_l6_v2_en bert_small_en_uncased]
-        [--backends tensorflow jax torch] [--repeats 3]
+        [--backends tensorflow jax torch] [--repeats 3] [--only 'ONNX|bfloat16']
 The fine-tuned weights and exports are written once under runs/deployment/ (delete it to start again).
 """
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -292,8 +293,8 @@ def rows_of(backends):
 
 
 def table(preset, results):
-    float_best = max((result["texts_per_s"], label) for label, result in results.items()
-                     if label.startswith("kerasbert float32"))
+    float_best = max(((result["texts_per_s"], label) for label, result in results.items()
+                      if label.startswith("kerasbert float32")), default=(None, "not in this run"))
     rows = [[label, result["texts_per_s"], ratio(result["texts_per_s"], float_best[0]), result["p50_ms"],
              result["size_mb"], "n/a" if result["accuracy"] is None else f"{100 * result['accuracy']:.1f}%"]
             for label, result in results.items()]
@@ -310,6 +311,7 @@ def main():
     parser.add_argument("--presets", nargs="+", default=["all_minilm_l6_v2_en", "bert_small_en_uncased"])
     parser.add_argument("--backends", nargs="+", default=["tensorflow", "jax", "torch"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", metavar="REGEX", help="only the rows whose label matches, e.g. 'ONNX|bfloat16'")
     parser.add_argument("--worker", nargs=3, metavar=("RUNTIME", "VARIANT", "PRESET"))
     parser.add_argument("--prepare", metavar="PRESET")
     parser.add_argument("--int8-rates", action="store_true", help=argparse.SUPPRESS)
@@ -330,6 +332,8 @@ def main():
         run_worker("deployment.py", "--prepare", preset, keras_backend="torch")
         results = {}
         for label, runtime, variant, backend in rows_of(args.backends):
+            if args.only and not re.search(args.only, label):
+                continue
             try:
                 results[label] = run_worker("deployment.py", "--worker", runtime, variant, preset, "--repeats",
                                             args.repeats, keras_backend=backend)
