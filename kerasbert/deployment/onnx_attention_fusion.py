@@ -174,15 +174,27 @@ def attention_output(graph, name):
 
 
 def remove_dead_nodes(graph):
-    """Drop nodes whose outputs nothing reads (repeatedly), and initializers nothing reads."""
+    """Drop nodes whose outputs nothing reads (repeatedly: in the graph, its outputs or any If/Loop body), and
+    initializers nothing reads."""
     outputs = {value.name for value in graph.output}
     while True:
-        read = {name for node in graph.node for name in node.input} | outputs
+        read = names_read(graph) | outputs
         dead = [node for node in graph.node if not any(output in read for output in node.output)]
         if not dead:
             break
         for node in dead:
             graph.node.remove(node)
-    read = {name for node in graph.node for name in node.input}
+    read = names_read(graph)
     for tensor in [tensor for tensor in graph.initializer if tensor.name not in read]:
         graph.initializer.remove(tensor)
+
+
+def names_read(graph):
+    """Every tensor name a node of `graph` or of its subgraphs (If/Loop/Scan bodies) takes as input."""
+    read = set()
+    for node in graph.node:
+        read.update(node.input)
+        for item in node.attribute:
+            for subgraph in [item.g] * item.HasField("g") + list(item.graphs):
+                read |= names_read(subgraph)
+    return read

@@ -92,3 +92,21 @@ def test_multiple_choice_reshaped_mask_is_fused_with_the_keras_scores(tmp_path):
     inputs = {key: np.stack([value, value[::-1], value[[1, 0, 2]]], axis=1)[:2] for key, value in flat.items()}
     expected = keras.ops.convert_to_numpy(chooser(inputs))
     np.testing.assert_allclose(run(graph, inputs)[0], expected, atol=1e-5)
+
+
+def test_dead_node_removal_keeps_what_a_subgraph_reads():
+    from onnx import TensorProto, helper
+
+    from kerasbert.deployment.onnx_attention_fusion import remove_dead_nodes
+
+    value = helper.make_tensor_value_info
+    branch = helper.make_graph([helper.make_node("Identity", ["doubled"], ["picked"])], "branch", [],
+                               [value("picked", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "x"], ["doubled"]),  # read only inside the If's branches
+         helper.make_node("Neg", ["x"], ["unused"]),  # read by nothing
+         helper.make_node("If", ["flag"], ["y"], then_branch=branch, else_branch=branch)],
+        "outer", [value("x", TensorProto.FLOAT, [2]), value("flag", TensorProto.BOOL, [])],
+        [value("y", TensorProto.FLOAT, [2])])
+    remove_dead_nodes(graph)
+    assert [node.op_type for node in graph.node] == ["Add", "If"]
