@@ -71,8 +71,8 @@ def main():
             for batch in CALLS:
                 ours, peers = interleaved(sessions, batch).values()
                 rows.append([variant, batch, 1000 * ours, 1000 * peers, ratio(peers, ours)])
-        print(f"\n## {preset}\n\n" + markdown_table(
-            ["weights", "batch", "kerasbert ms", "HF -> ONNX Runtime ms", "kerasbert speed vs peers"], rows), flush=True)
+        headers = ["weights", "batch", "kerasbert ms", "HF -> ONNX Runtime ms", "kerasbert speed vs peers"]
+        print(f"\n## {preset}\n\n" + markdown_table(headers, rows), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ Tokenisation runs outside ONNX, in kerasbert (`load_onnx_task` reads the folder 
 The graph is traced by PyTorch's ONNX exporter from the model under the torch backend: one MatMul per Dense, one
 LayerNormalization per LayerNorm, a graph ONNX Runtime fuses (tf2onnx's trace of the TensorFlow graph ran 1.4x
 slower); each BERT-style self-attention with a padding mask becomes ONNX Runtime's contrib `Attention`
-(`fuse_self_attention`). Under TensorFlow or JAX the trace runs in a `KERAS_BACKEND=torch` process on a `.keras` copy, whose
-outputs are the same under every backend. `quantize="int8"` stores embedding tables as int8 with a scale per row
+(`fuse_self_attention`). Under TensorFlow or JAX the trace runs in a `KERAS_BACKEND=torch` process on a `.keras`
+copy, whose outputs are the same under every backend. `quantize="int8"` stores embedding tables as int8 with a scale per row
 (`int8_embedding_rows`) and runs ONNX Runtime's dynamic quantisation on the MatMuls and fused attentions
 (`QAttention`): int8 weights (a scale per output column), activations quantised per batch at run time.
 

@@ -17,6 +17,6 @@ from kerasbert.metrics.statistics import (
     spearman,
 )
 
-__all__ = ["above_threshold", "accuracy", "classification_scores", "entity_scores", "entity_spans", "evaluate_squad", "exact_match", "f1_per_class", "macro_f1",
-           "matthews_corrcoef", "multilabel_f1", "normalize_answer", "pearson", "retrieval_scores", "sigmoid", "softmax",
-           "spearman"]
+__all__ = ["above_threshold", "accuracy", "classification_scores", "entity_scores", "entity_spans", "evaluate_squad",
+           "exact_match", "f1_per_class", "macro_f1", "matthews_corrcoef", "multilabel_f1", "normalize_answer",
+           "pearson", "retrieval_scores", "sigmoid", "softmax", "spearman"]
