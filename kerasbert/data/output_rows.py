@@ -8,6 +8,7 @@ Examples:
 import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.ops.ragged.row_partition import RowPartition, _row_partition_factory_key
 
 
 def empty_like_output(output):
@@ -32,39 +33,30 @@ def traced_with_row_lengths(function, input_signature):
         >>> split(tf.constant(["ab", "c"])).row_lengths().numpy().tolist()
         [2, 1]
     """
-    traced = tf.function(lambda *args: _map_ragged(_ragged_parts, function(*args)), input_signature=input_signature)
-    return lambda *args: _map_ragged(_ragged_of_parts, traced(*args), parts=True)
+    def with_row_lengths(*args):
+        outputs = function(*args)
+        return outputs, [part.row_lengths() for part in tf.nest.flatten(outputs) if _is_ragged_rows(part)]
+
+    traced = tf.function(with_row_lengths, input_signature=input_signature)
+
+    def call(*args):
+        outputs, row_lengths = traced(*args)
+        row_lengths = iter(row_lengths)  # in `tf.nest` order, as `map_structure` visits the leaves
+        return tf.nest.map_structure(
+            lambda part: _with_row_lengths(part, next(row_lengths)) if _is_ragged_rows(part) else part, outputs)
+
+    return call
 
 
-RAGGED_PARTS = ("ragged_values", "ragged_row_splits", "ragged_row_lengths")  # a rank-1 ragged tensor, taken apart
+def _is_ragged_rows(part):
+    return isinstance(part, tf.RaggedTensor) and part.ragged_rank == 1
 
 
-def _ragged_parts(ragged):
-    return dict(zip(RAGGED_PARTS, (ragged.values, ragged.row_splits, ragged.row_lengths())))
-
-
-def _ragged_of_parts(parts):
-    """The ragged tensor of `_ragged_parts`, its row lengths kept (TensorFlow's own constructor, as
-    `RowPartition.from_row_lengths` calls it, with splits and lengths both known)."""
-    from tensorflow.python.ops.ragged.row_partition import RowPartition, _row_partition_factory_key
-
-    values, row_splits, row_lengths = (parts[name] for name in RAGGED_PARTS)
-    partition = RowPartition(row_splits=row_splits, row_lengths=row_lengths, internal=_row_partition_factory_key)
-    return tf.RaggedTensor._from_row_partition(values, partition, validate=False)
-
-
-def _map_ragged(convert, structure, parts=False):
-    """`structure` (dicts, lists, tuples) with each rank-1 ragged tensor (or, `parts`, each dict of its parts)
-    converted."""
-    if parts and isinstance(structure, dict) and set(structure) == set(RAGGED_PARTS):
-        return convert(structure)
-    if isinstance(structure, dict):
-        return {key: _map_ragged(convert, value, parts) for key, value in structure.items()}
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_map_ragged(convert, value, parts) for value in structure)
-    if not parts and isinstance(structure, tf.RaggedTensor) and structure.ragged_rank == 1:
-        return convert(structure)
-    return structure
+def _with_row_lengths(ragged, row_lengths):
+    """`ragged` with its row lengths kept (TensorFlow's own constructor, as `RowPartition.from_row_lengths` calls it,
+    with splits and lengths both known)."""
+    partition = RowPartition(row_splits=ragged.row_splits, row_lengths=row_lengths, internal=_row_partition_factory_key)
+    return tf.RaggedTensor._from_row_partition(ragged.values, partition, validate=False)
 
 
 def concatenate_padded(batches):
