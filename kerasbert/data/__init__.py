@@ -37,12 +37,6 @@ from kerasbert.data.squad import load_squad
 from kerasbert.data.swag import load_swag
 from kerasbert.data.text_corpus import load_text_corpus
 from kerasbert.data.token_alignment import WordPieceFeatures, encode_words, entity_char_spans, word_predictions
-from kerasbert.data.validation import (
-    PROBLEM_TYPES,
-    require_columns,
-    to_dataframe,
-    validate_label_column,
-    validate_label_values,
-    validate_text_columns,
-    validate_token_columns,
-)
+from kerasbert.data.label_validation import PROBLEM_TYPES, validate_label_column, validate_label_values
+from kerasbert.data.list_validation import validate_token_columns
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns

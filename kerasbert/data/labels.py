@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from kerasbert.arguments import check_number
-from kerasbert.data.validation import PROBLEM_TYPES, validate_label_values
+from kerasbert.data.label_validation import PROBLEM_TYPES, validate_label_values
 from kerasbert.metrics.probabilities import above_threshold
 
 

@@ -12,7 +12,9 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from kerasbert.data.validation import validate_endings, validate_label_values, validate_text_columns
+from kerasbert.data.label_validation import validate_label_values
+from kerasbert.data.list_validation import validate_endings
+from kerasbert.data.validation import validate_text_columns
 from kerasbert.doors import column_hint
 
 # {role: default column} of the encoder's data: texts to encode, and the two layouts of training rows.

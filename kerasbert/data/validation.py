@@ -7,8 +7,9 @@ row's index label, how many rows are affected, and the fix.
 Examples:
     >>> df = to_dataframe(["a lovely film", "dull"])   # list -> DataFrame copy, column "text"
     >>> validate_text_columns(df, "text")
-    >>> validate_label_column(pd.DataFrame({"label": ["pos", "neg"]}), "label")
-    'str'
+
+Labels are checked in `kerasbert.data.label_validation`, lists of words and tags or of endings in
+`kerasbert.data.list_validation`; the message helpers below (`rows_where`, `row_label`, `preview`) serve all three.
 """
 
 import difflib
@@ -18,9 +19,6 @@ import numpy as np
 import pandas as pd
 
 from kerasbert.doors import column_hint
-
-PROBLEM_TYPES = ("binary", "multiclass", "multilabel", "regression")
-_LIST_TYPES = (list, tuple, set, frozenset, np.ndarray)
 
 
 def to_dataframe(data, *, text_column="text"):
@@ -138,190 +136,6 @@ def validate_text_columns(df, columns, *, allow_empty=False):
             )
 
 
-def validate_label_column(df, column, *, problem_type=None, argument="label_column"):
-    """Check a label column; return its labels' kind: "str", "int", "bool", "float" or "list".
-
-    Labels must all be one kind (ints and floats together count as "float"); lists hold the labels
-    of a multi-label example. `problem_type`, when given, must suit the labels: "regression" needs
-    numbers, "multilabel" lists, "binary"/"multiclass" class names (whole-number floats allowed).
-
-    Examples:
-        >>> validate_label_column(pd.DataFrame({"label": [["a"], ["a", "b"]]}), "label")
-        'list'
-    """
-    require_columns(df, {argument: column})
-    return validate_label_values(df[column], name=column, problem_type=problem_type)
-
-
-def validate_label_values(labels, *, name="label", problem_type=None):
-    """`validate_label_column` for a Series (or list) of labels; `name` is used in error messages.
-
-    Examples:
-        >>> validate_label_values([0.5, 1.25], problem_type="regression")
-        'float'
-    """
-    labels = labels if isinstance(labels, pd.Series) else pd.Series(list(labels), dtype=object)
-    if problem_type is not None and problem_type not in PROBLEM_TYPES:
-        raise ValueError(
-            f"Unknown problem_type={problem_type!r}. Use one of {list(PROBLEM_TYPES)}, "
-            "or None to infer it from the labels."
-        )
-    if len(labels) == 0:
-        raise ValueError(f"Label column {name!r} has no rows; give at least one labelled row.")
-    _raise_on_missing(labels, name)
-    kinds = [_label_kind(value) for value in labels.tolist()]
-    kind = _single_kind(labels, kinds, name)
-    if kind == "list":
-        for position, value in enumerate(labels.tolist()):
-            _check_label_list(value, _row_at(labels, position), name)
-    if kind == "float":
-        _raise_on_infinite(labels, name)
-    _check_problem_type(labels, kind, name, problem_type)
-    return kind
-
-
-def validate_token_columns(df, tokens_column, tags_column=None, arguments=("tokens_column", "tags_column")):
-    """Check pre-split words (and their tags): lists of non-empty strings, one tag per word.
-
-    Tags may be strings or ints (one kind for the whole column). `arguments`: how errors name the two columns.
-
-    Examples:
-        >>> df = pd.DataFrame({"tokens": [["EU", "rejects"]], "tags": [["B-ORG", "O"]]})
-        >>> validate_token_columns(df, "tokens", "tags")
-    """
-    columns = {arguments[0]: tokens_column}
-    if tags_column is not None:
-        columns[arguments[1]] = tags_column
-    require_columns(df, columns)
-    tokens = df[tokens_column]
-    for position, words in enumerate(tokens.tolist()):
-        row = _row_at(tokens, position)
-        if not isinstance(words, _LIST_TYPES) or isinstance(words, (set, frozenset)):
-            raise ValueError(
-                f"Column {tokens_column!r} must hold a list of words per row; row {row!r} "
-                f"holds {_preview(words)}. Split sentences into words first, "
-                "e.g. df['tokens'] = df['sentence'].str.split()."
-            )
-        if len(words) == 0:
-            raise ValueError(
-                f"Row {row!r} of column {tokens_column!r} has no words. Drop empty "
-                f"sentences, e.g. df = df[df[{tokens_column!r}].map(len) > 0]."
-            )
-        for word in words:
-            if not isinstance(word, str) or not word.strip():
-                raise ValueError(
-                    f"Row {row!r} of column {tokens_column!r} holds the word "
-                    f"{_preview(word)}; every word must be a non-empty string."
-                )
-    if tags_column is not None:
-        _check_tags(df[tags_column], tokens, tags_column, tokens_column)
-
-
-def _check_tags(tags, tokens, tags_column, tokens_column):
-    tag_kinds = {}
-    for position, (row_tags, words) in enumerate(zip(tags.tolist(), tokens.tolist())):
-        row = _row_at(tags, position)
-        if not isinstance(row_tags, _LIST_TYPES) or isinstance(row_tags, (set, frozenset)):
-            raise ValueError(
-                f"Column {tags_column!r} must hold a list of tags per row; row {row!r} "
-                f"holds {_preview(row_tags)}."
-            )
-        if len(row_tags) != len(words):
-            raise ValueError(
-                f"Row {row!r} has {len(words)} words in {tokens_column!r} but "
-                f"{len(row_tags)} tags in {tags_column!r}; give exactly one tag per word."
-            )
-        for tag in row_tags:
-            kind = _label_kind(tag)
-            if kind not in ("str", "int"):
-                raise ValueError(
-                    f"Row {row!r} of column {tags_column!r} holds the tag "
-                    f"{_preview(tag)}; tags must be strings (e.g. 'B-PER') or ints."
-                )
-            tag_kinds.setdefault(kind, (tag, row))
-    if len(tag_kinds) > 1:
-        examples = " and ".join(
-            f"{kind} (e.g. {_preview(tag)} at row {row!r})"
-            for kind, (tag, row) in tag_kinds.items()
-        )
-        raise ValueError(f"Column {tags_column!r} mixes tag types: {examples}. Use one type.")
-
-
-def validate_endings(endings, column, num_choices=None, min_count=2, item="ending"):
-    """Check that every row holds the same number (>= `min_count`, `num_choices` if given) of non-empty
-    strings (a multiple-choice example's endings; with `item="negative"`, a training row's hard negatives); return
-    that number.
-
-    Examples:
-        >>> validate_endings(pd.Series([["a", "b"], ["c", "d"]]), "endings")
-        2
-    """
-    expected, first_row = num_choices, None
-    for position, row in enumerate(endings.tolist()):
-        label = _row_at(endings, position)
-        if not isinstance(row, (list, tuple, np.ndarray)) or np.ndim(row) != 1:
-            raise ValueError(
-                f"Column {column!r} must hold a list of {item}s per row; row {label!r} holds "
-                f"{_preview(row)}. Gather each example's {item}s in one list, e.g. df[{column!r}] = "
-                f"df[['{item}0', '{item}1', '{item}2', '{item}3']].values.tolist()."
-            )
-        if len(row) < min_count:
-            raise ValueError(
-                f"Row {label!r} of column {column!r} has {len(row)} {item}(s); it needs at least {min_count} per "
-                "row. Add some or drop the row."
-            )
-        if expected is None:
-            expected, first_row = len(row), label
-        elif len(row) != expected:
-            where = (f"this model takes num_choices={num_choices}" if first_row is None
-                     else f"row {first_row!r} has {expected}")
-            raise ValueError(
-                f"Row {label!r} of column {column!r} has {len(row)} {item}s, but {where}. Every row "
-                f"of one call needs the same number of {item}s: split the data by "
-                f"df[{column!r}].map(len) and call once per group, or fix the row."
-            )
-        for index, ending in enumerate(row):
-            if not isinstance(ending, str) or not ending.strip():
-                if isinstance(ending, str):
-                    problem = "is empty or only whitespace"
-                elif _is_missing(ending):
-                    problem = "is missing (NaN/None)"
-                else:
-                    problem = f"is a {type(ending).__name__}, not str"
-                raise ValueError(
-                    f"Row {label!r} of column {column!r}: {item} {index} ({_preview(ending)}) {problem}. "
-                    f"Every {item} must be non-empty text: fill it in or drop the row."
-                )
-    if expected is None:
-        raise ValueError(f"Column {column!r} has no rows; there is nothing to read.")
-    return expected
-
-
-def validate_choice_labels(labels, column, num_choices):
-    """Check that every label is a whole number in `0..num_choices-1`; return them as int32.
-
-    Examples:
-        >>> validate_choice_labels(pd.Series([0, 3.0]), "label", num_choices=4).tolist()
-        [0, 3]
-    """
-    for position, value in enumerate(labels.tolist()):
-        label = _row_at(labels, position)
-        is_number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        if not is_number or not float(value).is_integer():
-            raise ValueError(
-                f"Label column {column!r}: row {label!r} holds {_preview(value)}"
-                f"{', a missing label' if _is_missing(value) else ''}. A label is the index (0 to "
-                f"{num_choices - 1}) of the right ending: fix or drop the row."
-            )
-        if not 0 <= value < num_choices:
-            raise ValueError(
-                f"Label column {column!r}: row {label!r} holds {_preview(value)}, not an index into its "
-                f"{num_choices} endings. Labels count from 0 to {num_choices - 1}; shift 1-based labels "
-                f"with df[{column!r}] -= 1."
-            )
-    return labels.to_numpy().astype(np.int32)
-
-
 def _argument_column_pairs(columns, argument):
     if isinstance(columns, Mapping):
         return list(columns.items())
@@ -346,150 +160,57 @@ def _text_problems(series, column, allow_empty):
     problems = []
     if missing.any():
         problems.append(
-            f"- {_rows(series, missing, 'missing (NaN/None)')}. Drop them with "
+            f"- {rows_where(series, missing, 'missing (NaN/None)')}. Drop them with "
             f"df.dropna(subset=[{column!r}]) or fill them with text."
         )
     if is_bytes.any():
         problems.append(
-            f"- {_rows(series, is_bytes, 'bytes, not str')}. Decode them first, e.g. "
+            f"- {rows_where(series, is_bytes, 'bytes, not str')}. Decode them first, e.g. "
             f"df[{column!r}] = df[{column!r}].map(lambda v: v.decode('utf-8') "
             "if isinstance(v, bytes) else v)."
         )
     if other.any():
         types = "/".join(sorted({type(v).__name__ for v, bad in zip(values, other) if bad}))
         problems.append(
-            f"- {_rows(series, other, f'of type {types}, not str')}. If this is "
+            f"- {rows_where(series, other, f'of type {types}, not str')}. If this is "
             f"the text column, convert it with df[{column!r}] = df[{column!r}].astype(str); "
             "otherwise pass the right column name."
         )
     if empty.any() and not allow_empty:
         problems.append(
-            f"- {_rows(series, empty, 'empty or only whitespace')}. Drop them with "
+            f"- {rows_where(series, empty, 'empty or only whitespace')}. Drop them with "
             f"df = df[df[{column!r}].str.strip() != '']."
         )
     return problems
 
 
-def _rows(series, mask, what):
+def rows_where(series, mask, what):
     """'3 rows are <what>, first at row 7 (value)' for the rows where `mask` is true."""
     positions = np.flatnonzero(mask)
     first = positions[0]
     count = "1 row is" if len(positions) == 1 else f"{len(positions)} rows are"
     return (
-        f"{count} {what}, first at row {_row_at(series, first)!r} ({_preview(series.iloc[first])})"
+        f"{count} {what}, first at row {row_label(series, first)!r} ({preview(series.iloc[first])})"
     )
 
 
-def _row_at(series, position):
+def row_label(series, position):
     """The index label of the row at `position`, as a plain Python value for messages."""
     label = series.index[position]
     return label.item() if isinstance(label, np.generic) else label
 
 
-def _preview(value, limit=40):
+def preview(value, limit=40):
+    """`repr(value)` cut to `limit` characters, for messages.
+
+    Examples:
+        >>> preview("x" * 100, limit=10)
+        "'xxxxxx..."
+    """
     text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _label_kind(value):
-    if isinstance(value, (bool, np.bool_)):
-        return "bool"
-    if isinstance(value, (int, np.integer)):
-        return "int"
-    if isinstance(value, (float, np.floating)):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, _LIST_TYPES):
-        return "list"
-    return type(value).__name__
-
-
-def _raise_on_missing(labels, name):
-    missing = np.array(
-        [not isinstance(v, _LIST_TYPES) and bool(pd.isna(v)) for v in labels.tolist()], dtype=bool
-    )
-    if missing.any():
-        raise ValueError(
-            f"Label column {name!r}: {_rows(labels, missing, 'missing (NaN/None)')}. "
-            f"Drop those rows with df.dropna(subset=[{name!r}]) or label them."
-        )
-
-
-def _single_kind(labels, kinds, name):
-    first_of_kind = {}
-    for position, kind in enumerate(kinds):
-        first_of_kind.setdefault(kind, position)
-    unsupported = [k for k in first_of_kind if k not in ("str", "int", "bool", "float", "list")]
-    if unsupported:
-        position = first_of_kind[unsupported[0]]
-        raise ValueError(
-            f"Label column {name!r} holds a {unsupported[0]} value at row "
-            f"{_row_at(labels, position)!r} ({_preview(labels.iloc[position])}). Labels "
-            "must be str, int, bool or float, or a list of labels for multi-label."
-        )
-    kinds_present = set(first_of_kind)
-    if kinds_present == {"int", "float"}:
-        return "float"
-    if len(kinds_present) > 1:
-        examples = " and ".join(
-            f"{kind} (e.g. {_preview(labels.iloc[pos])} at row {_row_at(labels, pos)!r})"
-            for kind, pos in first_of_kind.items()
-        )
-        raise ValueError(
-            f"Label column {name!r} mixes label types: {examples}. Use one type, e.g. "
-            f"df[{name!r}] = df[{name!r}].astype(str)."
-        )
-    return kinds_present.pop()
-
-
-def _check_label_list(value, row, name):
-    kinds = {_label_kind(item) for item in value}
-    if not kinds <= {"str", "int", "bool"} or len(kinds) > 1:
-        raise ValueError(
-            f"Row {row!r} of label column {name!r} holds {_preview(value)}; a multi-label "
-            "row must be a list of class names of one type (str, int or bool)."
-        )
-
-
-def _raise_on_infinite(labels, name):
-    infinite = ~np.isfinite(labels.to_numpy(dtype=float))
-    if infinite.any():
-        raise ValueError(
-            f"Label column {name!r}: {_rows(labels, infinite, 'infinite')}. Drop or fix those rows."
-        )
-
-
-def _check_problem_type(labels, kind, name, problem_type):
-    if problem_type is None:
-        return
-    first = f"e.g. {_preview(labels.iloc[0])} at row {_row_at(labels, 0)!r}"
-    if problem_type == "regression" and kind not in ("int", "float"):
-        raise ValueError(
-            f"problem_type='regression' needs numeric labels, but column {name!r} "
-            f"holds {kind} labels ({first})."
-        )
-    if problem_type == "multilabel" and kind != "list":
-        raise ValueError(
-            f"problem_type='multilabel' needs a list of labels per row, e.g. "
-            f"['sports', 'politics'], but column {name!r} holds {kind} labels ({first})."
-        )
-    if problem_type in ("binary", "multiclass"):
-        if kind == "list":
-            raise ValueError(
-                f"Column {name!r} holds lists of labels ({first}), which is multi-label "
-                f"data; pass problem_type='multilabel' instead of {problem_type!r}."
-            )
-        if kind == "float":
-            fractional = np.array([not float(v).is_integer() for v in labels.tolist()], dtype=bool)
-            if fractional.any():
-                raise ValueError(
-                    f"problem_type={problem_type!r} needs class labels, but column "
-                    f"{name!r} has fractional numbers: "
-                    f"{_rows(labels, fractional, 'not whole numbers')}. For numeric "
-                    "targets pass problem_type='regression'."
-                )
-
-
-def _is_missing(value):
+def is_missing(value):
+    """None or a float NaN: a missing cell inside a list (pandas' `isna` reads a list as many cells)."""
     return value is None or (isinstance(value, (float, np.floating)) and np.isnan(value))

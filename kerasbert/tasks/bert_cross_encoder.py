@@ -6,14 +6,10 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
+from kerasbert.data.label_validation import validate_label_values
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.text_tuples import negatives_of
-from kerasbert.data.validation import (
-    require_columns,
-    to_dataframe,
-    validate_label_values,
-    validate_text_columns,
-)
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.metrics.probabilities import sigmoid
 from kerasbert.presets.loading import preset_folder
 from kerasbert.presets.registry import PRESETS

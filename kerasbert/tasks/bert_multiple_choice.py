@@ -7,14 +7,10 @@ import tensorflow as tf
 from keras import ops
 
 from kerasbert.data.choice_batching import make_choice_dataset
+from kerasbert.data.label_validation import validate_choice_labels
+from kerasbert.data.list_validation import validate_endings
 from kerasbert.data.prepared import Prepared
-from kerasbert.data.validation import (
-    require_columns,
-    to_dataframe,
-    validate_choice_labels,
-    validate_endings,
-    validate_text_columns,
-)
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 from kerasbert.doors import column_hint
 from kerasbert.metrics import statistics as metrics
 from kerasbert.metrics.probabilities import softmax

@@ -7,6 +7,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
+from kerasbert.data.list_validation import validate_token_columns
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.text_windows import (
     cut_windows,
@@ -17,7 +18,7 @@ from kerasbert.data.text_windows import (
     window_words,
 )
 from kerasbert.data.token_alignment import encode_words, entity_char_spans, word_predictions
-from kerasbert.data.validation import to_dataframe, validate_text_columns, validate_token_columns
+from kerasbert.data.validation import to_dataframe, validate_text_columns
 from kerasbert.doors import column_hint, warn_the_caller
 from kerasbert.families.sequence_length import longest_input, packed_input_length
 from kerasbert.metrics.entities import entity_scores, entity_spans

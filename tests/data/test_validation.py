@@ -6,15 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kerasbert.data.label_validation import validate_label_column, validate_label_values
+from kerasbert.data.list_validation import validate_token_columns
 from kerasbert.data.shipped import load_dataset
-from kerasbert.data.validation import (
-    require_columns,
-    to_dataframe,
-    validate_label_column,
-    validate_label_values,
-    validate_text_columns,
-    validate_token_columns,
-)
+from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
 
 SST2_TRAIN = "/work/shared/data/glue/SST-2/train.tsv"
 
