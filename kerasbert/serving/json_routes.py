@@ -24,7 +24,14 @@ class FastJSONResponse(JSONResponse):
     """
 
     def render(self, content):
-        return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY)
+        return orjson.dumps(content, default=_listed, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _listed(value):
+    """What orjson hands back: a numpy array it does not write itself (a column slice, not C-contiguous) as lists."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 class RouteError(Exception):

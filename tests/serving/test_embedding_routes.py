@@ -56,6 +56,9 @@ def test_tei_embed_takes_its_options(encoder, served_encoder):
     np.testing.assert_allclose(answer, expected, atol=1e-5)
     cut = httpx.post(f"{served_encoder}/embed", json={"inputs": TEXTS[0], "dimensions": 8}).json()
     np.testing.assert_allclose(cut, encoder.encode(TEXTS[:1], dimensions=8, verbose=0), atol=1e-5)
+    raw_cut = httpx.post(f"{served_encoder}/embed", json={"inputs": TEXTS, "dimensions": 8, "normalize": False})
+    assert raw_cut.status_code == 200, raw_cut.text  # the first 8 values of each vector, not renormalised
+    np.testing.assert_allclose(raw_cut.json(), expected[:, :8], atol=1e-5)
     long_text = " ".join(["word"] * 40)
     refused = httpx.post(f"{served_encoder}/embed", json={"inputs": [long_text]})
     assert refused.status_code == 413 and "must have less than 32 tokens. Given: 42" in refused.json()["error"]
