@@ -6,7 +6,9 @@ Run on any checkout (an old one too: give the folder of its task models):
     git worktree add /tmp/old 353196b && .venv/bin/python benchmarks/code_shape.py /tmp/old kerasbert/applications
 Pairs of repeated code: `duplicates` (the tool library's) on kerasbert/ and applications/.
 """
-import ast, pathlib, subprocess, sys
+import ast
+import pathlib
+import sys
 
 root = pathlib.Path(sys.argv[1]); task_dir = root / sys.argv[2]
 pkg = root / "kerasbert"

@@ -49,6 +49,19 @@ def traced_with_row_lengths(function, input_signature):
     return call
 
 
+def ragged_from_rows(flat, row_lengths):
+    """A `tf.RaggedTensor` of rows given as numpy (`flat` values, `row_lengths`), built without eager ops.
+
+    Examples:
+        >>> ragged_from_rows(np.array([7, 8, 9], np.int32), np.array([2, 1])).to_list()
+        [[7, 8], [9]]
+    """
+    splits = np.concatenate([[0], np.cumsum(row_lengths)]).astype(np.int64)
+    partition = RowPartition(row_splits=tf.constant(splits), row_lengths=tf.constant(row_lengths, tf.int64),
+                             internal=_row_partition_factory_key)
+    return tf.RaggedTensor._from_row_partition(tf.constant(flat), partition, validate=False)
+
+
 def _is_ragged_rows(part):
     return isinstance(part, tf.RaggedTensor) and part.ragged_rank == 1
 

@@ -1,7 +1,8 @@
 """An exported ONNX folder run by ONNX Runtime: predict and evaluate raw data as the Keras task does.
 
 `load_onnx_task(folder)` rebuilds the task's preprocessing and decoding from `kerasbert.json` and the tokenizer
-files (kerasbert tokenises, ONNX Runtime computes) and returns an `OnnxTask`: the same `predict` / `evaluate` on a
+files (kerasbert tokenises: in Rust through HF `tokenizers` where its WordPiece ids are the same, else in
+TensorFlow; ONNX Runtime computes) and returns an `OnnxTask`: the same `predict` / `evaluate` on a
 DataFrame, a list or a text, the same output columns. `kerasbert serve FOLDER` and `kerasbert predict FOLDER` load
 it through `load_task`.
 
@@ -16,6 +17,7 @@ import os
 import keras
 import numpy as np
 
+from kerasbert.data.native_reading import NativeReader
 from kerasbert.deployment.onnx_export import CONFIG_FILE, FOLDER_FORMAT, INSTALL_HINT, ONNX_FILE, TOKENIZER_FOLDER
 
 
@@ -39,6 +41,7 @@ def load_onnx_task(folder, threads=None):
                                            providers=["CPUExecutionProvider"])
     task = keras.saving.deserialize_keras_object(config["task"])  # its weights are never used
     task.tokenizer.load_assets(os.path.join(folder, TOKENIZER_FOLDER))
+    task.native_reader = NativeReader.of(task.preprocessor)  # WordPiece texts read in Rust: no TensorFlow op a call
     task.inference_function = OnnxFunction(session, task.output)
     return OnnxTask(task, config.get("quantization"), folder)
 

@@ -101,6 +101,7 @@ class PipelineModel(keras.Model):
         self.default_compiled = False
         self.inference_function = None
         self.packing_function = None
+        self.native_reader = None  # a `NativeReader`: texts read in Rust, not TensorFlow (ONNX folders)
 
     # === Hooks (see Task) ===
 
@@ -175,6 +176,9 @@ class PipelineModel(keras.Model):
     def pack_texts(self, first, second=None):
         """Tokenise and pack texts (or pairs) into ragged `token_ids`/`segment_ids`, in one traced
         TensorFlow function (run eagerly, the tokenizer's many small ops cost ~90 ms a call)."""
+        texts = [first] if second is None else [first, second]
+        if self.native_reader is not None:
+            return self.native_reader(*texts)["features"]
         key = (self.sequence_length, second is None)
         if self.packing_function is None or self.packing_function[0] != key:
             def pack(*texts):
@@ -182,7 +186,6 @@ class PipelineModel(keras.Model):
 
             signature = [tf.TensorSpec([None], tf.string)] * (1 if second is None else 2)  # one trace for any rows
             self.packing_function = (key, traced_with_row_lengths(pack, signature))
-        texts = [first] if second is None else [first, second]
         return self.packing_function[1](*[tf.constant(list(part), tf.string, shape=[len(part)]) for part in texts])
 
     # === Training ===

@@ -130,3 +130,19 @@ def test_words_beyond_max_chars_are_unknown(tokenizer):
 
 def test_empty_and_blank_texts_give_no_tokens(tokenizer):
     assert tokenizer(["", "   ", "\x00\u200b"]).to_list() == [[], [], []]
+
+
+def test_special_tokens_outlive_a_short_max_chars_per_word(vocab_file, minilm_path):
+    """HF matches special tokens before WordPiece, so its word-length limit never makes `[MASK]` unknown."""
+    tokenizers = pytest.importorskip("tokenizers", reason="the HF reference needs tokenizers")
+    reference = tokenizers.Tokenizer.from_file(f"{minilm_path}/tokenizer.json")
+    reference.no_truncation()
+    reference.no_padding()
+    reference.model.max_input_chars_per_word = 5
+    texts = ["The café [MASK] opens.", "abcde abcdef [SEP]"]
+    ours = BertTokenizer(vocab_file, max_chars_per_word=5)
+    ids, starts, ends = ours.tokenize_with_offsets(texts)
+    expected = reference.encode_batch(texts, add_special_tokens=False)
+    assert ids.to_list() == [encoding.ids for encoding in expected]
+    assert [list(zip(*row)) for row in zip(starts.to_list(), ends.to_list())] == [encoding.offsets
+                                                                                   for encoding in expected]

@@ -117,7 +117,7 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         self._wordpiece = tf_text.FastWordpieceTokenizer(
             vocab=list(tokens),
             suffix_indicator=CONTINUATION_PREFIX,
-            max_bytes_per_word=4 * self.max_chars_per_word,  # longer words never reach it (_pieces_input)
+            max_bytes_per_word=4 * max(self.max_chars_per_word, *map(len, self.special_tokens().values())),
             token_out_type=tf.int32,
             unknown_token=self.unk_token,
             no_pretokenization=True,
@@ -158,6 +158,28 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
                 "strip_accents": self.strip_accents, "tokenize_chinese_chars": self.tokenize_chinese_chars,
                 **self.special_tokens()}
 
+    def rust_tokenizer(self):
+        """The same tokenisation in HF `tokenizers` (Rust), built as HF's `BertTokenizerFast` is: the ids of
+        `__call__` (no `[CLS]`/`[SEP]`), ~10x faster for a few texts; `kerasbert.data.native_reading` packs
+        with it. Needs `pip install tokenizers`.
+
+        Examples:
+            >>> tokenizer.rust_tokenizer().encode("The café", add_special_tokens=False).ids  # doctest: +SKIP
+            [1996, 7668]
+        """
+        from tokenizers import Tokenizer, normalizers, pre_tokenizers
+        from tokenizers.models import WordPiece
+
+        special = self.special_tokens()
+        rust = Tokenizer(WordPiece(dict(self._token_ids), unk_token=special["unk_token"],
+                                   max_input_chars_per_word=self.max_chars_per_word))
+        rust.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=self.tokenize_chinese_chars,
+                                                     strip_accents=self.strip_accents, lowercase=self.lowercase)
+        rust.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        rust.add_special_tokens(list(special.values()))
+        rust.encode_special_tokens = self.split_special_tokens
+        return rust
+
     @classmethod
     def from_vocabulary_file(cls, path, **kwargs):
         """Same as `BertTokenizer(path, **kwargs)`, spelled out."""
@@ -184,7 +206,7 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         words = self._splitter.split(texts)
         pieces, byte_starts, byte_ends = self._wordpiece.tokenize_with_offsets(self._pieces_input(words))
         piece_words = pieces.value_rowids()
-        too_long = tf.gather(words.word_lengths > self.max_chars_per_word, piece_words)
+        too_long = tf.gather(self._too_long(words), piece_words)
         word_bytes = tf.strings.length(words.words, unit="BYTE")
         byte_starts = tf.where(too_long, tf.zeros_like(byte_starts.flat_values), byte_starts.flat_values)
         byte_ends = tf.where(
@@ -198,8 +220,15 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
         return tuple(join_words(output, words.row_splits) for output in (pieces, starts, ends))
 
     def _pieces_input(self, words):
-        """The words for WordPiece; too long ones replaced by the unknown token, as HF does."""
-        return tf.where(words.word_lengths > self.max_chars_per_word, self.unk_token, words.words)
+        """The words for WordPiece; too long ones replaced by the unknown token, as HF does (a special token
+        written in the text is no word for that rule: HF matches it before WordPiece)."""
+        return tf.where(self._too_long(words), self.unk_token, words.words)
+
+    def _too_long(self, words):
+        too_long = words.word_lengths > self.max_chars_per_word
+        if not self.split_special_tokens:
+            too_long &= tf.reduce_all([words.words != token for token in self.special_tokens().values()], axis=0)
+        return too_long
 
     # Detokenising.
 
