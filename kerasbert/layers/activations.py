@@ -18,9 +18,19 @@ def in_float32_on_tensorflow(activation):
     return activation_fn
 
 
+def exact_gelu(x):
+    """The exact (erf) GELU. TensorFlow's own, `0.5 x erfc(-x / sqrt 2)`, runs a scalar erfc kernel on CPU:
+    `0.5 x (1 + erf(x / sqrt 2))` is the same function (7e-7 apart on N(0, 1) float32 inputs) in 8.2 ms against
+    13.9 for MiniLM's 4,096 x 1,536 intermediate on a 2-core Xeon (`erf` is vectorised, `erfc` is not). Other
+    backends keep their fused GELU kernels."""
+    if keras.config.backend() == "tensorflow":
+        return 0.5 * x * (1.0 + ops.erf(x * ops.cast(0.7071067811865476, x.dtype)))
+    return keras.activations.gelu(x, approximate=False)
+
+
 # HF `hidden_act` names and their exact keras equivalents.
 ACTIVATIONS = {
-    "gelu": in_float32_on_tensorflow(lambda x: keras.activations.gelu(x, approximate=False)),
+    "gelu": in_float32_on_tensorflow(exact_gelu),
     "gelu_approximate": in_float32_on_tensorflow(lambda x: keras.activations.gelu(x, approximate=True)),
     "relu": keras.activations.relu,
     "silu": keras.activations.silu,
