@@ -29,7 +29,7 @@ class NativeReader:
         self.preprocessor = preprocessor
         self.rust = preprocessor.tokenizer.rust_tokenizer()  # tokenises whole texts
         self.packing = preprocessor.tokenizer.rust_tokenizer()  # truncates and adds [CLS] / [SEP]
-        self.truncated_to = None
+        self.packing_for = None
 
     @classmethod
     def of(cls, preprocessor):
@@ -49,15 +49,15 @@ class NativeReader:
         pieces = np.sum([[len(encoding.ids) for encoding in part] for part in segments], axis=0, dtype=np.int64)
         packed = [self.packing.post_process(*row, add_special_tokens=True) for row in zip(*segments)]
         lengths = np.fromiter((len(encoding.ids) for encoding in packed), np.int64, len(packed))
-        features = {name: ragged_from_rows(np.fromiter(itertools.chain.from_iterable(getattr(row, field)
-                                                                                     for row in packed),
-                                                       np.int32, int(lengths.sum())), lengths)
-                    for name, field in (("token_ids", "ids"), ("segment_ids", "type_ids"))}
+        flat = {name: np.fromiter(itertools.chain.from_iterable(getattr(row, field) for row in packed), np.int32,
+                                  int(lengths.sum()))
+                for name, field in (("token_ids", "ids"), ("segment_ids", "type_ids"))}
+        features = ragged_from_rows(flat, lengths)
         return {"features": features, "pieces": pieces}
 
     def _follow(self, packer):
         """Pack as `packer` does now: `[CLS] A [SEP] (B [SEP])`, truncated longest first to its length."""
-        if self.truncated_to == (packer.cls_token_id, packer.sep_token_id, packer.sequence_length):
+        if self.packing_for == (packer.cls_token_id, packer.sep_token_id, packer.sequence_length):
             return
         from tokenizers.processors import TemplateProcessing
 
@@ -68,4 +68,4 @@ class NativeReader:
             self.packing.no_truncation()
         else:
             self.packing.enable_truncation(packer.sequence_length, strategy="longest_first")
-        self.truncated_to = (packer.cls_token_id, packer.sep_token_id, packer.sequence_length)
+        self.packing_for = (packer.cls_token_id, packer.sep_token_id, packer.sequence_length)

@@ -49,17 +49,19 @@ def traced_with_row_lengths(function, input_signature):
     return call
 
 
-def ragged_from_rows(flat, row_lengths):
-    """A `tf.RaggedTensor` of rows given as numpy (`flat` values, `row_lengths`), built without eager ops.
+def ragged_from_rows(flats, row_lengths):
+    """`{name: tf.RaggedTensor}` of rows given as numpy: each name's `flat` values, all cut by the same
+    `row_lengths` (one row partition), built without eager ops.
 
     Examples:
-        >>> ragged_from_rows(np.array([7, 8, 9], np.int32), np.array([2, 1])).to_list()
+        >>> ragged_from_rows({"ids": np.array([7, 8, 9], np.int32)}, np.array([2, 1]))["ids"].to_list()
         [[7, 8], [9]]
     """
     splits = np.concatenate([[0], np.cumsum(row_lengths)]).astype(np.int64)
     partition = RowPartition(row_splits=tf.constant(splits), row_lengths=tf.constant(row_lengths, tf.int64),
                              internal=_row_partition_factory_key)
-    return tf.RaggedTensor._from_row_partition(tf.constant(flat), partition, validate=False)
+    return {name: tf.RaggedTensor._from_row_partition(tf.constant(flat), partition, validate=False)
+            for name, flat in flats.items()}
 
 
 def _is_ragged_rows(part):

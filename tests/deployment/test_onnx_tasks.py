@@ -43,6 +43,7 @@ def test_onnx_folder_predicts_and_evaluates_raw_text_as_the_keras_classifier(cla
     assert sorted(os.listdir(folder)) == ["kerasbert.json", "model.onnx", "tokenizer"]
     onnx_classifier = load_task(folder)
     assert isinstance(onnx_classifier, OnnxTask) and onnx_classifier.quantization is None
+    assert onnx_classifier.keras_task.native_reader is not None  # WordPiece: its texts are read in Rust
     texts = uci_reviews[1]["text"].tolist() + [""]  # an empty text predicts too
     expected, got = classifier.predict(texts, verbose=0), onnx_classifier.predict(texts, verbose=0)
     assert list(got.columns) == list(expected.columns) and got["label"].tolist() == expected["label"].tolist()
