@@ -85,6 +85,8 @@ def concatenate_padded(batches):
     """
     def concatenate(*arrays):
         arrays = [np.asarray(array) for array in arrays]
+        if len(arrays) == 1:
+            return arrays[0]
         widest = np.max([array.shape for array in arrays], axis=0)
         padded = [np.pad(array, [(0, 0)] + [(0, int(w - n)) for w, n in zip(widest[1:], array.shape[1:])])
                   for array in arrays]

@@ -152,6 +152,8 @@ def _closest_column(column, existing):
 
 def _text_problems(series, column, allow_empty):
     values = series.tolist()
+    if allow_empty and all(type(value) is str for value in values):  # the common case in one pass
+        return []
     missing = pd.isna(series).to_numpy()
     is_bytes = np.array([isinstance(v, (bytes, bytearray)) for v in values], dtype=bool)
     is_str = np.array([isinstance(v, str) for v in values], dtype=bool)

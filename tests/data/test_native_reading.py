@@ -2,7 +2,7 @@
 
 Reference: kerasbert's own `BertPreprocessor` (TensorFlow ops; equal to HF `BertTokenizerFast`, tests/tokenizers)
 on the same all-MiniLM-L6-v2 vocabulary: `token_ids`, `segment_ids` and the pieces before truncation equal on
-every other real UCI review and Brown sentence, single and paired, cut at 8, 16, 128 tokens or not at all.
+every fourth real UCI review and Brown sentence (2,000), single and paired, cut at 8, 16, 128 tokens or not at all.
 """
 
 import numpy as np
@@ -26,7 +26,7 @@ ODD_TEXTS = ["", " ", "Café [MASK] opens.", "北京欢迎你 hello", "a\x00b\tc
 @pytest.fixture(scope="module")
 def texts():
     frames = [*load_dataset("uci_sentiment").values(), *load_dataset("brown_pos").values()]
-    return pd.concat(frames)["text"].tolist()[::2] + ODD_TEXTS
+    return pd.concat(frames)["text"].tolist()[::4] + ODD_TEXTS
 
 
 @pytest.fixture(scope="module")
