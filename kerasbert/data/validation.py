@@ -152,7 +152,7 @@ def _closest_column(column, existing):
 
 def _text_problems(series, column, allow_empty):
     values = series.tolist()
-    if allow_empty and all(type(value) is str for value in values):  # the common case in one pass
+    if all(type(value) is str and (allow_empty or value.strip()) for value in values):  # usable: one pass
         return []
     missing = pd.isna(series).to_numpy()
     is_bytes = np.array([isinstance(v, (bytes, bytearray)) for v in values], dtype=bool)

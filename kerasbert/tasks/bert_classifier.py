@@ -219,7 +219,8 @@ class BertClassifier(Task):
     def read_texts(self, texts):
         """Texts (one list, or two for pairs) -> `{"features": ragged token_ids and segment_ids, ...}` with each
         row's `pieces` before packing cut any, or with `long_inputs` one row per window and its `window_text`; in
-        one traced TensorFlow function (the tokenizer's and packer's many small ops cost ~70 ms a call eagerly)."""
+        one traced TensorFlow function (the tokenizer's and packer's many small ops cost ~70 ms a call eagerly), or by
+        the `native_reader` where one is set (ONNX folders; not for windows)."""
         if self.native_reader is not None and self.long_inputs is None:
             return self.native_reader(*texts)
         key = (self.window_length, len(texts), self.long_inputs)
