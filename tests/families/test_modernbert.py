@@ -123,6 +123,11 @@ def test_masked_lm_head_gives_hf_logits(tmp_path):
     diff = max_diff(head(backbone(inputs)["sequence_output"]), theirs, inputs["padding_mask"])
     print(f"ModernBERT masked-LM logits vs transformers ModernBertForMaskedLM: max |diff| {diff:.1e}")
     assert diff <= TOLERANCE
+
+
+def test_masked_lm_task_fills_saves_and_reloads(tmp_path):
+    """The task around the head (TensorFlow only: the head's parity above runs on every backend)."""
+    folder, _ = saved_hf_model("ModernBertForMaskedLM", tmp_path)
     fill = kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=16)
     texts = ["the <mask> in", "a <mask>"]
     expected = fill.predict(texts, top_k=3, verbose=0)
@@ -158,6 +163,7 @@ def test_masked_lm_head_of_a_biased_config_gives_hf_logits_and_weights_the_confi
         kerasbert.BertMaskedLM.from_preset(str(folder), sequence_length=16)
 
 
+@pytest.mark.on_request  # the base preset's count is test_family_backbones' (same HF number)
 def test_parameter_count_equals_hf_modernbert_base():
     with torch.device("meta"):  # no memory, no initialisation: only the shapes
         reference = transformers.ModernBertModel(transformers.ModernBertConfig()).num_parameters()

@@ -22,8 +22,8 @@ from kerasbert.data.conll import load_conll
 from kerasbert.data.shipped import load_dataset
 from kerasbert.data.squad import load_squad
 
-# `make test` runs the classifier, the `.keras` rotation and export on every backend; the other task models'
-# tests here (marked on_request; on TensorFlow their own test files cover them) run on request:
+# `make test` runs the classifier and the `.keras` rotation on every backend, export under torch; the other task
+# models' tests here (marked on_request; on TensorFlow their own test files cover them) run on request:
 # KERAS_BACKEND=jax .venv/bin/python -m pytest tests/tasks/test_every_backend.py
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -156,9 +156,10 @@ def test_keras_files_predict_identically_under_the_next_backend(real_preprocesso
         np.testing.assert_allclose(reloaded[name], values, atol=1e-5, err_msg=f"{name} under {backend}")
 
 
-@pytest.mark.all_backends
+@pytest.mark.under_torch
 def test_export_writes_a_savedmodel_that_serves_raw_strings(real_preprocessor, tmp_path):
-    """Under JAX and torch, export() runs in a TensorFlow-backend subprocess (the tokeniser is TF)."""
+    """Under JAX and torch, export() runs in a TensorFlow-backend subprocess (the tokeniser is TF): one code path,
+    run under torch in CI (on request under JAX); TensorFlow's own export is test_bert_classifier's."""
     classifier = kb.BertClassifier(tiny_backbone(), real_preprocessor, labels=["negative", "positive"])
     texts = ["A wonderful, moving film.", "Dull plot; the battery died after an hour."]
     expected = np.stack(classifier.predict(texts, verbose=0)["probabilities"])
