@@ -38,7 +38,7 @@ def traced_with_row_lengths(function, input_signature):
         outputs = function(*args)
         return outputs, [part.row_lengths() for part in tf.nest.flatten(outputs) if _is_ragged_rows(part)]
 
-    traced = tf.function(with_row_lengths, input_signature=input_signature).get_concrete_function()
+    traced = tf.function(with_row_lengths, input_signature=input_signature, autograph=False).get_concrete_function()
 
     def call(*args):
         outputs, row_lengths = traced(*args)
