@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kerasbert.data.shipped import load_dataset
 from kerasbert.serving import ServingLimits, create_app
+from kerasbert.serving.embedding_routes import TokenCounter
 from kerasbert.tasks import BertCrossEncoder, BertTextEncoder
 
 TEXTS = ["A man is eating food.", "The battery died after an hour.", "Not what I expected, sadly."]
@@ -102,3 +104,14 @@ def test_rerank_orders_as_rank(tiny_preset, serve_in_thread):
     logits = reranker.predict(pd.DataFrame({"query": [query] * 3, "passage": passages}), verbose=0)["logit"]
     np.testing.assert_allclose([hit["score"] for hit in raw], logits.to_numpy()[[hit["index"] for hit in raw]],
                                atol=1e-6)
+
+
+def test_token_counts_in_rust_equal_the_tensorflow_tokenizers(encoder, monkeypatch):
+    """The server counts a request's tokens (TEI's limits and token budget, OpenAI's `usage`) with HF `tokenizers`
+    where the tokenizer has a Rust equivalent; TensorFlow's count is the reference."""
+    texts = load_dataset("uci_sentiment", "test")["text"].tolist()[:300] + ["", "[SEP] inside", "naïve café 中文",
+                                                                              "x" * 150, "a\u200bb \x00c"]
+    rust = TokenCounter(encoder.tokenizer)
+    monkeypatch.setattr(TokenCounter, "_rust", staticmethod(lambda tokenizer: None))
+    np.testing.assert_array_equal(rust(texts), TokenCounter(encoder.tokenizer)(texts))
+    assert rust(texts).min() == 2 and rust(["x" * 150])[0] == 2 + 1  # too long a word: one [UNK]
