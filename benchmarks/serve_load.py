@@ -148,7 +148,7 @@ def served_load(runtime, model_path, texts, args):
     port = free_port()
     server = subprocess.Popen([str(COMMAND), "serve", *serve_arguments(runtime, model_path), "--port", str(port),
                                "--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
-                               "--model-batch", str(args.model_batch)],
+                               "--model-batch", str(args.model_batch), "--model-workers", str(args.model_workers)],
                               env={**os.environ, **QUIET_ENV}, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -190,6 +190,7 @@ def main():
     parser.add_argument("--max-batch", type=int, default=32)
     parser.add_argument("--max-wait-ms", type=float, default=5)
     parser.add_argument("--model-batch", type=int, default=8)
+    parser.add_argument("--model-workers", type=int, default=1)
     args = parser.parse_args()
     print(header("benchmarks/serve_load.py " + " ".join(sys.argv[1:])))
     print(report(measure((1024,), 3)))
@@ -205,7 +206,7 @@ def main():
     whole, chunked = in_process_texts_per_second(model_path, texts, args.max_batch, args.model_batch)
     print(f"\n## kerasbert serve under load ({model_path.name}, one UCI review per request, {args.seconds:.0f} s each, "
           f"micro-batches of <= {args.max_batch} rows, <= {args.max_wait_ms} ms wait, model batches of "
-          f"{args.model_batch})\n")
+          f"{args.model_batch}, {args.model_workers} predicted at once)\n")
     print(markdown_table(["runtime", "route", "clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors",
                           "server cores", "client cores"], rows))
     for runtime, (start, end) in memories.items():

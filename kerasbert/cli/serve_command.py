@@ -18,6 +18,9 @@ import click
               help="How long a request waits for others to share its batch.")
 @click.option("--model-batch", type=click.IntRange(min=1), default=8, show_default=True,
               help="Rows per model call inside a micro-batch, sorted by length (less padding).")
+@click.option("--model-workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Micro-batches predicted at once, each in its own thread (2 can pay for a Keras model on few "
+                   "cores; measure with benchmarks/serve_load.py).")
 @click.option("--max-batch-tokens", type=click.IntRange(min=1), default=16_384, show_default=True,
               help="Tokens per micro-batch: a request that would pass it waits for the next batch.")
 @click.option("--max-inputs", type=click.IntRange(min=1), default=256, show_default=True,
@@ -29,8 +32,8 @@ import click
                    "file exported at start (float32; int8 with --quantize int8). Default: the file's own.")
 @click.option("--quantize", type=click.Choice(["int8"]), default=None,
               help="With --runtime onnx on a .keras file: export ONNX Runtime int8.")
-def serve(model_file, host, port, max_batch, max_wait_ms, model_batch, max_batch_tokens, max_inputs, max_chars, runtime,
-          quantize):
+def serve(model_file, host, port, max_batch, max_wait_ms, model_batch, model_workers, max_batch_tokens, max_inputs,
+          max_chars, runtime, quantize):
     """Serve MODEL_FILE (.keras, or a folder of `kerasbert export --format onnx`): POST /predict, GET /health,
     GET /metadata; a text encoder also POST /embed and /v1/embeddings (TEI, OpenAI), a reranker POST /rerank.
 
@@ -47,7 +50,7 @@ def serve(model_file, host, port, max_batch, max_wait_ms, model_batch, max_batch
     except ImportError as error:
         raise click.ClickException(f"Serving needs {error.name}: pip install 'kerasbert[serve]'.") from None
     limits = ServingLimits(max_inputs=max_inputs, max_chars=max_chars, max_batch=max_batch, max_wait_ms=max_wait_ms,
-                           model_batch=model_batch, max_batch_tokens=max_batch_tokens)
+                           model_batch=model_batch, model_workers=model_workers, max_batch_tokens=max_batch_tokens)
     with served_model(model_file, runtime, quantize) as model:
         app = create_app(model, limits, model_id=Path(model_file).name)
         click.echo(f"Serving {model_file} ({getattr(model, 'runtime', 'keras')}) on http://{host}:{port} (POST "

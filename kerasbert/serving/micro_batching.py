@@ -3,7 +3,8 @@
 A batch holds at most `max_batch` rows and, with `max_tokens` (and `count_tokens`, a request's tokens), at most
 that many tokens: a request that would pass the budget starts the next batch (one request larger than the budget
 runs alone). When the model is idle, a request waits at most `max_wait_ms` for
-others to join it; while the model works (in one worker thread), the next batch gathers until it is free.
+others to join it; while the model works (in `workers` threads, each predicting one batch), the next batch gathers
+until a thread is free.
 A batch that fails is predicted request by request, so that one bad request gets its error and the others
 their answers.
 
@@ -23,14 +24,15 @@ class MicroBatcher:
     module docstring)."""
 
     def __init__(self, predict_frame, max_batch=32, max_wait_ms=5.0, observe_batch=None, max_tokens=None,
-                 count_tokens=None):
+                 count_tokens=None, workers=1):
+        self.workers = workers
         self.predict_frame = predict_frame
         self.observe_batch = observe_batch  # called with (rows, each request's wait in seconds) as a batch starts
         self.max_batch, self.max_tokens, self.count_tokens = max_batch, max_tokens, count_tokens
         self.held = None  # a request taken from the queue that did not fit the token budget: it starts the next batch
         self.max_wait = max_wait_ms / 1000
         self.queue = None
-        self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kerasbert-predict")
+        self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kerasbert-predict")
         self.batches = 0
 
     async def predict(self, frame, tokens=None):
@@ -48,14 +50,16 @@ class MicroBatcher:
     async def run(self):
         """Form and predict batches until cancelled."""
         self.queue = asyncio.Queue()
-        running = None
+        running = set()  # the batches being predicted
         while True:
             requests = await self.gather(running)
-            running = asyncio.create_task(self.answer(requests))
+            batch = asyncio.create_task(self.answer(requests))
+            running.add(batch)
+            batch.add_done_callback(running.discard)
 
     async def gather(self, running):
-        """The next batch: requests that come within `max_wait` of the first, and while `running` (the batch
-        being predicted) is still busy, every request that comes until it is done, up to `max_batch` rows.
+        """The next batch: requests that come within `max_wait` of the first, and while every worker is busy
+        predicting a batch of `running`, every request that comes until one is free, up to `max_batch` rows.
         So the model never idles while requests wait, and requests that come during a prediction share
         the next one."""
         loop = asyncio.get_running_loop()
@@ -66,12 +70,12 @@ class MicroBatcher:
         getter = None
         try:
             while rows < self.max_batch:
-                busy = running is not None and not running.done()
+                busy = len(running) >= self.workers
                 remaining = deadline - loop.time()
                 if remaining <= 0 and not busy:
                     break
                 getter = getter or asyncio.ensure_future(self.queue.get())
-                waiting = {getter, running} if busy else {getter}
+                waiting = {getter, *running} if busy else {getter}
                 done, _ = await asyncio.wait(waiting, timeout=None if busy else remaining,
                                              return_when=asyncio.FIRST_COMPLETED)
                 if getter in done:

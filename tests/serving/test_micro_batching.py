@@ -38,3 +38,26 @@ def test_a_batch_keeps_to_the_token_budget():
     assert batches_for([400, 400, 400, 100, 501], max_tokens=1000) == [[0, 1], [2, 3], [4]]
     assert batches_for([2000, 10, 10], max_tokens=1000) == [[0], [1, 2]]  # larger than the budget: alone
     assert batches_for([10] * 5, max_tokens=None, max_batch=2) == [[0, 1], [2, 3], [4]]
+
+
+def test_two_workers_predict_two_batches_at_once():
+    """With `workers=2` a second batch starts while the first is still being predicted: each batch's predict waits
+    for the other at a barrier, which one worker would never pass."""
+    import threading
+
+    barrier = threading.Barrier(2, timeout=30)
+
+    def predict(frame):
+        barrier.wait()
+        return frame.assign(doubled=frame["request"] * 2)
+
+    async def run():
+        batcher = MicroBatcher(predict, max_batch=1, max_wait_ms=0, workers=2)
+        task = asyncio.create_task(batcher.run())
+        await asyncio.sleep(0)
+        answers = await asyncio.gather(*(batcher.predict(pd.DataFrame({"request": [i]})) for i in range(4)))
+        task.cancel()
+        batcher.close()
+        return answers
+
+    assert [answer["doubled"].tolist() for answer in asyncio.run(run())] == [[0], [2], [4], [6]]
