@@ -66,8 +66,9 @@ def run_in_fresh_process(script, tmp_path, prelude="", fresh_python=None, **env)
 
 # Two CPU devices; XLA gives up on a collective when one device is 40 s late, which a loaded 2-core CI machine
 # (the other pytest worker busy) has reached: allow 10 minutes.
-JAX_TWO_DEVICES = {"KERAS_BACKEND": "jax", "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} "
-                                                        "--xla_force_host_platform_device_count=2 "
+# XLA's own optimisation levels here (not `make test`'s faster-compiling XLA_FLAGS, which these flags replace): a CI run
+# with both saw the two devices' all-reduce never meet.
+JAX_TWO_DEVICES = {"KERAS_BACKEND": "jax", "XLA_FLAGS": "--xla_force_host_platform_device_count=2 "
                                                         "--xla_cpu_collective_call_terminate_timeout_seconds=600"}
 
 
