@@ -17,6 +17,16 @@ from kerasbert.data.output_rows import ragged_from_rows
 from kerasbert.tokenizers.bert_packer import BertPacker
 
 
+def rust_tokenizer_of(tokenizer):
+    """`tokenizer`'s HF `tokenizers` equivalent (`rust_tokenizer()`), or None where it has none or `tokenizers` is
+    not installed."""
+    try:
+        import tokenizers  # noqa: F401
+    except ImportError:
+        return None
+    return tokenizer.rust_tokenizer() if hasattr(tokenizer, "rust_tokenizer") else None
+
+
 class NativeReader:
     """Reads texts (or pairs) into ragged `token_ids` / `segment_ids` and each row's word pieces before
     truncation, equal to the preprocessor's tokenizer and packer, with HF `tokenizers`.
@@ -33,11 +43,7 @@ class NativeReader:
 
     @classmethod
     def of(cls, preprocessor):
-        if type(preprocessor.packer) is not BertPacker or not hasattr(preprocessor.tokenizer, "rust_tokenizer"):
-            return None
-        try:
-            import tokenizers  # noqa: F401
-        except ImportError:
+        if type(preprocessor.packer) is not BertPacker or rust_tokenizer_of(preprocessor.tokenizer) is None:
             return None
         return cls(preprocessor)
 
