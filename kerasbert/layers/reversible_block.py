@@ -11,8 +11,8 @@ class ReversibleBlock(keras.layers.Layer):
     """One reversible Reformer layer on the two residual streams `(x1, x2)`:
     `y1 = x1 + dropout(attention(LayerNorm(x2)))`, `y2 = x2 + dropout(W2 activation(dropout(W1 LayerNorm(y1)) +
     b1) + b2)` (HF's dropout before the activation). Since `x2 = y2 - FeedForward(y1)` and `x1 = y1 -
-    Attention(x2)`, a backward pass could recompute the inputs instead of storing them (HF's `_ReversibleFunction`
-    does; see `ReformerBackbone` for what kerasbert's backward pass keeps).
+    Attention(x2)`, a backward pass can recompute the inputs instead of storing them (HF's `_ReversibleFunction`;
+    kerasbert's `reversible_stack`, `ReformerBackbone(invert_blocks=True)`).
 
     The feed-forward network runs on `feed_forward_chunk_size` positions at a time (sequentially, `ops.map`) when
     that is set (HF `chunk_size_feed_forward`; the sequence must be a multiple of it), else on all at once.
@@ -74,10 +74,14 @@ class ReversibleBlock(keras.layers.Layer):
         out = ops.map(lambda chunk: self.feed_forward(chunk, training), chunks)
         return ops.reshape(ops.moveaxis(out, 0, 1), ops.shape(x))
 
+    def attend(self, x, padding_mask, training=False):
+        """The attention half: `dropout(attention(LayerNorm(x)))`."""
+        attended = self.attention(self.attention_layer_norm(x), padding_mask, training=training)
+        return self.dropout_layer(attended, training=training)
+
     def call(self, x1, x2, padding_mask, training=False):
         """`(x1, x2)` `[batch, T, hidden]` each, `padding_mask` `[batch, T]` -> `(y1, y2)`."""
-        attended = self.attention(self.attention_layer_norm(x2), padding_mask, training=training)
-        y1 = x1 + self.dropout_layer(attended, training=training)
+        y1 = x1 + self.attend(x2, padding_mask, training)
         return y1, x2 + self.chunked_feed_forward(y1, training)
 
     def get_config(self):

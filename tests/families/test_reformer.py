@@ -195,6 +195,63 @@ def test_one_training_step_with_remat_moves_every_weight(real_sentences):
     assert all(not np.array_equal(b, keras.ops.convert_to_numpy(w)) for b, w in zip(before, backbone.trainable_weights))
 
 
+@pytest.mark.all_backends
+def test_inverted_blocks_train_as_the_stored_backward_does(real_sentences):
+    # two fit steps (traced: tf.function, jax.jit, torch) with and without inverting the blocks in the backward pass
+    data = byte_batch(varied(real_sentences, 3), 32)
+    target = np.random.default_rng(0).normal(size=(3, 32, 64)).astype("float32")
+    trained = []
+    for invert_blocks in (False, True):
+        keras.utils.set_random_seed(0)
+        backbone = small_backbone(invert_blocks=invert_blocks, dropout=0.0, local_attention_dropout=0.0)
+        inputs = {name: keras.Input((32,), dtype="int32", name=name) for name in data}
+        model = keras.Model(inputs, backbone(inputs)["sequence_output"])
+        model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mean_squared_error")
+        before = [keras.ops.convert_to_numpy(w) for w in backbone.trainable_weights]
+        model.fit(data, target, batch_size=3, epochs=2, verbose=0)
+        trained.append([keras.ops.convert_to_numpy(w) for w in backbone.trainable_weights])
+        assert all(not np.array_equal(b, w) for b, w in zip(before, trained[-1]))
+    assert max(float(np.max(np.abs(a - b))) for a, b in zip(*trained)) <= 1e-5
+
+
+def test_inverted_backward_gives_hf_reformers_gradients(real_sentences, tmp_path):
+    # HF's training mode inverts the blocks (`_ReversibleFunction`); dropout off, LSH rotations HF's draw. Measured:
+    # 3.1e-5 at most, on gradients up to 53
+    import tensorflow as tf
+
+    config = {**TINY, "hidden_dropout_prob": 0.0, "lsh_attention_probs_dropout_prob": 0.0,
+              "local_attention_probs_dropout_prob": 0.0}
+    torch.manual_seed(2)
+    model = transformers.ReformerModel(transformers.ReformerConfig(**config))
+    model.save_pretrained(str(tmp_path / "initial"))
+    inputs = byte_batch(varied(real_sentences), 128)  # HF trains only on the axial grid's length
+    weights = np.random.default_rng(0).normal(size=(4, 128, 128)).astype("float32") * inputs["padding_mask"][..., None]
+    model.train()
+    output = model(input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+                   attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long)).last_hidden_state
+    (output * torch.tensor(weights)).sum().backward()
+    backbone = with_hf_rotations(ReformerBackbone.from_preset(str(tmp_path / "initial"), invert_blocks=True))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(backbone(inputs, training=True)["sequence_output"] * weights)
+    for variable, grad in zip(backbone.trainable_variables, tape.gradient(loss, backbone.trainable_variables)):
+        variable.assign_sub(grad)  # one SGD step at rate 1: the exported weights carry the gradients
+    stepped = transformers.AutoModel.from_pretrained(str(backbone.export_to_hf(tmp_path / "stepped")))
+    stepped_weights = dict(stepped.named_parameters())
+    differences = {name: float((weight - stepped_weights[name] - weight.grad).abs().max().detach())
+                   for name, weight in model.named_parameters() if weight.grad is not None}
+    assert len(differences) == len(list(model.parameters()))
+    assert max(differences.values()) <= TOLERANCE, differences
+
+
+def test_inverted_blocks_refuse_random_draws_and_remat():
+    with pytest.raises(ValueError, match="encoder_block_0: dropout 0.05.*set dropout"):
+        small_backbone(invert_blocks=True)
+    with pytest.raises(ValueError, match="LSH rotations drawn afresh.*give a hash_seed"):
+        small_backbone(invert_blocks=True, dropout=0.0, local_attention_dropout=0.0, hash_seed=None)
+    with pytest.raises(ValueError, match="choose one"):
+        small_backbone(invert_blocks=True, remat=True, dropout=0.0, local_attention_dropout=0.0)
+
+
 def test_a_graph_of_unknown_length_computes_what_eager_calls_do(real_sentences):
     # only TensorFlow traces with an unknown length (JAX and torch see every shape): ops.cond then picks chunked or
     # plain attention, and the padding to the chunk lengths is computed in the graph

@@ -11,6 +11,7 @@ from kerasbert.layers.chunked_attention import sequence_length
 from kerasbert.layers.initializers import weight_initializer
 from kerasbert.layers.local_self_attention import ChunkedLocalSelfAttention
 from kerasbert.layers.lsh_self_attention import LshSelfAttention
+from kerasbert.layers.reversible_backward import check_replayable, reversible_stack
 from kerasbert.layers.reversible_block import ReversibleBlock
 
 CONFIG_NAMES = (
@@ -19,7 +20,7 @@ CONFIG_NAMES = (
     "local_num_chunks_before", "local_num_chunks_after", "hash_seed", "axial_position_embeddings",
     "axial_position_shape", "axial_position_dims", "axial_initializer_stddev", "max_sequence_length", "dropout",
     "lsh_attention_dropout", "local_attention_dropout", "activation", "layer_norm_epsilon", "initializer_range",
-    "feed_forward_chunk_size", "padding_token_id", "remat", "output_hidden_states",
+    "feed_forward_chunk_size", "padding_token_id", "remat", "invert_blocks", "output_hidden_states",
 )
 ATTENTION_TYPES = ("lsh", "local")
 
@@ -59,10 +60,12 @@ class ReformerBackbone(FamilyBackbone, keras.Model):
     (not torch's numbers: HF parity sets each LSH layer's `rotations` to HF's draw); without, a fresh draw each
     call, so two calls on the same input differ slightly where buckets change.
 
-    Reversibility and memory: HF's backward pass recomputes each block's inputs from its outputs and stores no
-    activations. kerasbert's does not invert the blocks; `remat=True` runs each block under `keras.remat`
-    (TensorFlow's `recompute_grad`, JAX's `checkpoint`), so the backward pass recomputes each block's internal
-    activations (the attention weights, the feed-forward's inner width) and keeps only the block boundaries.
+    Reversibility and memory in training: by default the backward pass keeps every block's activations.
+    `invert_blocks=True` recomputes each block's inputs from its outputs instead (`reversible_stack`, as HF's
+    `_ReversibleFunction`): no activations kept inside the stack, at the cost of a second forward pass; the blocks
+    must then draw no random numbers (no dropout, a `hash_seed`). `remat=True` runs each block under `keras.remat`
+    (TensorFlow's `recompute_grad`, JAX's `checkpoint`): it keeps the streams at each block boundary and
+    recomputes the blocks' insides, dropout included.
 
     Args:
         vocabulary_size, hidden_dim, num_heads, head_dim, intermediate_dim: HF `vocab_size`, `hidden_size`,
@@ -78,7 +81,8 @@ class ReformerBackbone(FamilyBackbone, keras.Model):
             is element-wise, not HF's `dropout2d` over grid rows).
         activation, layer_norm_epsilon, initializer_range: HF `hidden_act`, `layer_norm_eps`, `initializer_range`.
         feed_forward_chunk_size: HF `chunk_size_feed_forward` (0: unchunked). padding_token_id: HF `pad_token_id`.
-        remat: see above. output_hidden_states: also return `hidden_states`. dtype: a dtype or policy.
+        remat, invert_blocks: see above (one or the other). output_hidden_states: also return `hidden_states`.
+        dtype: a dtype or policy.
 
     Examples:
         >>> backbone = ReformerBackbone(vocabulary_size=258, hidden_dim=32, num_heads=2, head_dim=16,
@@ -100,7 +104,8 @@ class ReformerBackbone(FamilyBackbone, keras.Model):
                  axial_position_shape=(64, 64), axial_position_dims=(64, 192), axial_initializer_stddev=1.0,
                  max_sequence_length=4096, dropout=0.05, lsh_attention_dropout=0.0, local_attention_dropout=0.05,
                  activation="relu", layer_norm_epsilon=1e-12, initializer_range=0.02, feed_forward_chunk_size=0,
-                 padding_token_id=0, remat=False, output_hidden_states=False, dtype=None, **kwargs):
+                 padding_token_id=0, remat=False, invert_blocks=False, output_hidden_states=False, dtype=None,
+                 **kwargs):
         super().__init__(dtype=dtype, **kwargs)
         check_attention_types(attn_layers)
         if axial_position_embeddings and sum(axial_position_dims) != hidden_dim:
@@ -128,6 +133,10 @@ class ReformerBackbone(FamilyBackbone, keras.Model):
         ) for i, kind in enumerate(attn_layers)]
         for block in self.encoder_blocks:
             block.build((None, None, hidden_dim))
+        if invert_blocks:
+            if remat:
+                raise ValueError("remat=True and invert_blocks=True: choose one way to save memory in training.")
+            check_replayable(self.encoder_blocks)
         self.final_layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=policy,
                                                                 name="final_layer_norm")
         self.final_layer_norm.build((None, None, 2 * hidden_dim))
@@ -187,10 +196,16 @@ class ReformerBackbone(FamilyBackbone, keras.Model):
             positions = self.position_embedding(ops.arange(ops.shape(x)[1])[None])
         x1 = x2 = x + self.embedding_dropout(positions, training=training)
         hidden_states = []
-        for block in self.encoder_blocks:
+        if training and self.invert_blocks:
+            if self.output_hidden_states:
+                raise ValueError("output_hidden_states=True in training with invert_blocks=True: the inverted "
+                                 "backward pass keeps no hidden states; train without one or the other.")
+            x1, x2 = reversible_stack(self.encoder_blocks, x1, x2, padding_mask)
+        else:
+            for block in self.encoder_blocks:
+                hidden_states.append(x2[:, :length])
+                x1, x2 = self.run_block(block, x1, x2, padding_mask, training)
             hidden_states.append(x2[:, :length])
-            x1, x2 = self.run_block(block, x1, x2, padding_mask, training)
-        hidden_states.append(x2[:, :length])
         x = self.final_layer_norm(ops.concatenate([x1, x2], axis=-1))
         x = self.output_dropout(x, training=training)[:, :length]
         outputs = {"sequence_output": x, "pooled_output": x[:, 0, :]}
