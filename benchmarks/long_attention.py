@@ -64,6 +64,7 @@ def build(model, length, width, layers, hashes):
 
 def worker(model, length, width, layers, hashes, repeats):
     """One run (in its own process): the JSON of its time and memory."""
+    import keras
     import numpy as np
     from _timing import emit
 
@@ -71,7 +72,7 @@ def worker(model, length, width, layers, hashes, repeats):
     ids = np.random.default_rng(0).integers(3, 320, (1, length)).astype("int32")
     inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
     built = resident_mib()
-    seconds = timed(lambda: np.asarray(backbone(inputs)["sequence_output"]), repeats=repeats, warmup=1)
+    seconds = timed(lambda: keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"]), repeats=repeats, warmup=1)
     peak = peak_memory_mib()
     emit({"seconds": median(seconds), "peak_mib": peak, "forward_mib": peak - built})
 

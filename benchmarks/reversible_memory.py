@@ -46,7 +46,8 @@ def kerasbert_step(mode, length, width, layers):
                                 **settings(length, width, layers))
     ids = np.random.default_rng(0).integers(3, 320, (1, length)).astype("int32")
     data = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
-    inputs = {name: keras.Input((length,), dtype="int32", name=name) for name in data}
+    inputs = {name: keras.Input(batch_shape=(1, length), dtype="int32", name=name) for name in data}  # torch builds
+    # a functional model by running it on real tensors: a batch of 1, not its stand-in for an unknown batch (83)
     model = keras.Model(inputs, backbone(inputs)["sequence_output"])
     model.compile(optimizer=keras.optimizers.SGD(1e-3), loss="mean_squared_error")
     target = np.zeros((1, length, 2 * width), "float32")
