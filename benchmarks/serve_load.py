@@ -14,9 +14,14 @@ int8 `quantize("int8")`, ONNX Runtime int8 through `serve --runtime onnx --quant
 through TEI's `/embed` and OpenAI's `/v1/embeddings` instead of `/predict` (one text per request as well), against
 in-process `predict` (what `encode` runs) on the same texts.
 
+The machine's speed drifts by tens of percent over minutes, so a reference taken once can flatter or sink the share.
+`--rounds N` (Keras runtimes) also measures the share in N paired rounds at the most clients: the in-process calls
+of `--max-batch` texts (the model loaded in this process, the server idle) for `--seconds`, then the served load
+for `--seconds`, alternating; it prints each round's ratio and their median.
+
 Run:
     .venv/bin/python benchmarks/serve_load.py [MODEL.keras] [--seconds 20] [--clients 1 8 32]
-        [--runtimes keras keras-int8 onnx-int8] [--routes predict | --routes embed v1/embeddings]
+        [--runtimes keras keras-int8 onnx-int8] [--routes predict | --routes embed v1/embeddings] [--rounds 5]
 Without MODEL, all_minilm_l6_v2_en is fine-tuned for one epoch on 256 UCI reviews first (runs/serve_load.keras).
 """
 
@@ -103,6 +108,29 @@ async def load(url, texts, clients, seconds, route="predict"):
     return latencies, errors
 
 
+def chunked_rate(model, texts, batch_size, model_batch, seconds):
+    """Texts/s of in-process `predict` in calls of `batch_size` texts in their order (batches of `model_batch`),
+    calling for about `seconds`."""
+    done, index, started = 0, 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        chunk = [texts[(index + i) % len(texts)] for i in range(batch_size)]
+        model.predict(chunk, batch_size=model_batch, verbose=0)
+        done, index = done + batch_size, index + batch_size
+    return done / (time.perf_counter() - started)
+
+
+def paired_rounds(url, route, texts, args, model):
+    """Per round, (in-process texts/s, served texts/s at the most clients), measured one after the other."""
+    rounds = []
+    for _ in range(args.rounds):
+        reference = chunked_rate(model, texts, args.max_batch, args.model_batch, args.seconds)
+        latencies, errors = asyncio.run(load(url, texts, max(args.clients), args.seconds, route))
+        if errors:
+            raise RuntimeError(f"/{route}: {errors} errors under load")
+        rounds.append((reference, len(latencies) / args.seconds))
+    return rounds
+
+
 def in_process_texts_per_second(model_path, texts, batch_size, model_batch):
     """Texts/s of `predict` in this process: one call on all texts (batches of `batch_size`, sorted by length
     over the whole set), and one call per `batch_size` texts in their order (what a server micro-batch holds),
@@ -144,7 +172,8 @@ def serve_arguments(runtime, model_path):
 
 
 def served_load(runtime, model_path, texts, args):
-    """Table rows (one per route and client count) and the server's memory at start and end, for one runtime."""
+    """Table rows (one per route and client count), the server's memory at start and end, and the paired rounds
+    per route (`paired_rounds`, with `--rounds`), for one runtime."""
     port = free_port()
     server = subprocess.Popen([str(COMMAND), "serve", *serve_arguments(runtime, model_path), "--port", str(port),
                                "--max-batch", str(args.max_batch), "--max-wait-ms", str(args.max_wait_ms),
@@ -161,7 +190,7 @@ def served_load(runtime, model_path, texts, args):
                     raise RuntimeError(f"kerasbert serve ({runtime}) exited with {server.returncode}") from None
                 time.sleep(0.5)
         memory_at_start = resident_mib(server.pid)
-        rows = []
+        rows, rounds = [], {}
         for route in args.routes:
             asyncio.run(load(url, texts, max(args.clients), 3, route))  # warm-up: trace the batch shapes, not counted
             for clients in args.clients:
@@ -172,11 +201,24 @@ def served_load(runtime, model_path, texts, args):
                 rows.append([runtime, f"/{route}", clients, f"{rate:.1f}", f"{rate:.1f}",
                              f"{1000 * np.percentile(latencies, 50):.0f}", f"{1000 * np.percentile(latencies, 99):.0f}",
                              errors, f"{server_cpu / args.seconds:.2f}", f"{client_cpu / args.seconds:.2f}"])
+            if args.rounds and runtime.startswith("keras"):
+                rounds[route] = paired_rounds(url, route, texts, args, in_process_model(runtime, model_path))
         memory = (memory_at_start, resident_mib(server.pid))
     finally:
         server.terminate()
         server.wait(30)
-    return rows, memory
+    return rows, memory, rounds
+
+
+def in_process_model(runtime, model_path):
+    """The model a Keras runtime serves, loaded in this process and warmed up."""
+    import keras
+
+    import kerasbert  # noqa: F401 - registers the classes
+
+    model = keras.saving.load_model(int8_model(model_path) if runtime == "keras-int8" else model_path)
+    model.predict(["a warm-up text"] * 8, verbose=0)
+    return model
 
 
 def main():
@@ -191,6 +233,7 @@ def main():
     parser.add_argument("--max-wait-ms", type=float, default=5)
     parser.add_argument("--model-batch", type=int, default=8)
     parser.add_argument("--model-workers", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=0)
     args = parser.parse_args()
     print(header("benchmarks/serve_load.py " + " ".join(sys.argv[1:])))
     print(report(measure((1024,), 3)))
@@ -199,9 +242,9 @@ def main():
 
     texts = kb.data.load_dataset("uci_sentiment", "test")["text"].tolist()
     model_path = Path(args.model) if args.model else default_model(args.routes)
-    rows, memories = [], {}
+    rows, memories, rounds = [], {}, {}
     for runtime in args.runtimes:
-        runtime_rows, memories[runtime] = served_load(runtime, model_path, texts, args)
+        runtime_rows, memories[runtime], rounds[runtime] = served_load(runtime, model_path, texts, args)
         rows += runtime_rows
     whole, chunked = in_process_texts_per_second(model_path, texts, args.max_batch, args.model_batch)
     print(f"\n## kerasbert serve under load ({model_path.name}, one UCI review per request, {args.seconds:.0f} s each, "
@@ -219,6 +262,13 @@ def main():
             best = float(next(row for row in reversed(rows) if row[:2] == [runtime, f"/{route}"])[4])
             print(f"{runtime} /{route} at {args.clients[-1]} clients: {best:.1f} texts/s = {best / whole:.0%} of the "
                   f"one call, {best / chunked:.0%} of the calls of {args.max_batch}")
+    for runtime, by_route in rounds.items():
+        for route, pairs in by_route.items():
+            ratios = [served / reference for reference, served in pairs]
+            listed = ", ".join(f"{served:.1f}/{reference:.1f}" for reference, served in pairs)
+            print(f"{runtime} /{route}, {len(pairs)} paired rounds at {max(args.clients)} clients (served/in-process "
+                  f"texts/s): {listed}; shares {', '.join(f'{r:.0%}' for r in ratios)}, median "
+                  f"{np.median(ratios):.0%}")
 
 
 if __name__ == "__main__":
