@@ -3,7 +3,8 @@
 The server runs as the real command in its own process (`kerasbert serve MODEL`); each client posts one
 real UCI review per request, in a loop, for `--seconds`. Printed per client count: requests/s, texts/s,
 p50/p99 latency, errors (must be 0), the cores the server and the clients kept busy (both share
-this machine) and the server's resident memory at start and end; 3 s of load first trace the batch shapes.
+this machine), the mean rows per micro-batch (the server's `/metrics`) and the server's resident memory at start and
+end; 3 s of load first trace the batch shapes.
 The references are `predict` on the same texts in this process: in one call (length-sorted over all texts),
 and in calls of the server's `--max-batch` texts in their order, as a server micro-batch holds them; the
 target at 32 clients is texts/s >= 80% of it. The machine header (CPU, flags, matmul rates) comes first.
@@ -48,6 +49,16 @@ def resident_mib(pid):
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def batch_totals(url):
+    """(micro-batches run, rows in them) so far, from the server's Prometheus `/metrics`."""
+    totals = {}
+    for line in httpx.get(f"{url}/metrics").text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name in ("kerasbert_batch_rows_count", "kerasbert_batch_rows_sum"):
+            totals[name] = float(value)
+    return totals.get("kerasbert_batch_rows_count", 0.0), totals.get("kerasbert_batch_rows_sum", 0.0)
 
 
 def cpu_seconds(pid):
@@ -194,13 +205,15 @@ def served_load(runtime, model_path, texts, args):
         for route in args.routes:
             asyncio.run(load(url, texts, max(args.clients), 3, route))  # warm-up: trace the batch shapes, not counted
             for clients in args.clients:
-                server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
+                server_cpu, client_cpu, batches = cpu_seconds(server.pid), time.process_time(), batch_totals(url)
                 latencies, errors = asyncio.run(load(url, texts, clients, args.seconds, route))
                 server_cpu, client_cpu = cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu
+                batch_count, batch_rows = (after - before for after, before in zip(batch_totals(url), batches))
                 rate = len(latencies) / args.seconds
                 rows.append([runtime, f"/{route}", clients, f"{rate:.1f}", f"{rate:.1f}",
                              f"{1000 * np.percentile(latencies, 50):.0f}", f"{1000 * np.percentile(latencies, 99):.0f}",
-                             errors, f"{server_cpu / args.seconds:.2f}", f"{client_cpu / args.seconds:.2f}"])
+                             errors, f"{server_cpu / args.seconds:.2f}", f"{client_cpu / args.seconds:.2f}",
+                             f"{batch_rows / max(batch_count, 1):.1f}"])
             if args.rounds and runtime.startswith("keras"):
                 rounds[route] = paired_rounds(url, route, texts, args, in_process_model(runtime, model_path))
         memory = (memory_at_start, resident_mib(server.pid))
@@ -251,7 +264,7 @@ def main():
           f"micro-batches of <= {args.max_batch} rows, <= {args.max_wait_ms} ms wait, model batches of "
           f"{args.model_batch}, {args.model_workers} predicted at once)\n")
     print(markdown_table(["runtime", "route", "clients", "requests/s", "texts/s", "p50 ms", "p99 ms", "errors",
-                          "server cores", "client cores"], rows))
+                          "server cores", "client cores", "rows per batch"], rows))
     for runtime, (start, end) in memories.items():
         print(f"\n{runtime} server resident memory: {start:.0f} MiB at start, {end:.0f} MiB at end")
     print(f"in-process predict (keras float32): {whole:.1f} texts/s in one call (all {len(texts)} texts, "
