@@ -10,6 +10,8 @@ The recomputation must draw what the forward pass drew: the blocks may have no d
 fixed `hash_seed` (`check_replayable`); HF replays its random seeds instead.
 """
 
+import functools
+
 import keras
 from keras import ops
 
@@ -134,7 +136,7 @@ def jax_stack(blocks, x1, x2, padding_mask):
 
 def torch_stack(blocks, x1, x2, padding_mask):
     weights = [variable.value for block in blocks for variable in block.trainable_variables]
-    return TorchReversibleStack.apply(blocks, padding_mask, x1, x2, *weights)
+    return torch_function().apply(blocks, padding_mask, x1, x2, *weights)
 
 
 def torch_pullback(block, half, x, cotangent):
@@ -149,7 +151,9 @@ def torch_pullback(block, half, x, cotangent):
     return out.detach(), dx, grads
 
 
+@functools.cache
 def torch_function():
+    """The torch Function of the stack (built on first use: torch is imported on the torch backend only)."""
     import torch
 
     class Stack(torch.autograd.Function):
@@ -171,13 +175,3 @@ def torch_function():
 
     return Stack
 
-
-class TorchReversibleStack:
-    """`apply` builds the torch Function on first use (torch is imported only on the torch backend)."""
-
-    function = None
-
-    @classmethod
-    def apply(cls, *args):
-        cls.function = cls.function or torch_function()
-        return cls.function.apply(*args)
