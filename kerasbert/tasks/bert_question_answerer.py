@@ -17,7 +17,7 @@ from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.heads import mixes_layers, task_outputs
 from kerasbert.tasks.pipeline_model import is_raw
 from kerasbert.tasks.task import Task
-from kerasbert.tokenizers.bert_packer import keep_first
+from kerasbert.tokenizers.bert_packer import concat_rows, filled_like, keep_first
 
 DEFAULT_N_BEST = 20
 DEFAULT_MAX_ANSWER_LENGTH = 30
@@ -291,10 +291,9 @@ class BertQuestionAnswerer(Task):
         logits = self(inputs, training=False)
 
         def token_offsets(offsets):
-            outside = tf.fill([question_ids.nrows(), 1], OUTSIDE_CONTEXT)
-            packed = tf.concat([outside, tf.ones_like(question_ids) * OUTSIDE_CONTEXT,
-                                *[outside] * packer.pair_separators, tf.cast(keep_first(offsets, room), tf.int32),
-                                outside], axis=1)
+            packed = concat_rows([OUTSIDE_CONTEXT, filled_like(question_ids, OUTSIDE_CONTEXT),
+                                  *[OUTSIDE_CONTEXT] * packer.pair_separators,
+                                  tf.cast(keep_first(offsets, room), tf.int32), OUTSIDE_CONTEXT])
             return packed.to_tensor(OUTSIDE_CONTEXT, shape=inputs["token_ids"].shape)
 
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1],

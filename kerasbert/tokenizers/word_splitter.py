@@ -184,7 +184,8 @@ class WordSplitter:
         kept = ~space
         word_ids = tf.boolean_mask(tf.cumsum(tf.cast(starts_word, tf.int64)) - 1, kept)
         word_code_points = tf.RaggedTensor.from_value_rowids(
-            tf.boolean_mask(normalized, kept), word_ids, nrows=tf.reduce_sum(tf.cast(starts_word, tf.int64))
+            tf.boolean_mask(normalized, kept), word_ids, nrows=tf.reduce_sum(tf.cast(starts_word, tf.int64)),
+            validate=False,
         )
         word_rows = tf.boolean_mask(rows, starts_word)
         byte_starts = tf.cumsum(utf8_lengths(word_code_points.flat_values), exclusive=True)

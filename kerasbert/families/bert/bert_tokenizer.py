@@ -256,4 +256,5 @@ class BertTokenizer(TokenizerBase, keras.layers.Layer):
 
 def join_words(pieces, word_row_splits):
     """`[words, (pieces)]` with words grouped by `word_row_splits` -> `[texts, (pieces)]`."""
-    return tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(pieces.row_splits, word_row_splits))
+    return tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(pieces.row_splits, word_row_splits),
+                                         validate=False)

@@ -4,7 +4,7 @@
 import keras
 import tensorflow as tf
 
-from kerasbert.tokenizers.bert_packer import BertPacker
+from kerasbert.tokenizers.bert_packer import BertPacker, concat_rows, filled_like
 
 
 @keras.saving.register_keras_serializable(package="kerasbert")
@@ -40,13 +40,10 @@ class RobertaPacker(BertPacker):
         return 1 + num_segments + (self.pair_separators - 1) * (num_segments - 1)
 
     def _pack(self, segments):
-        batch_size = segments[0].nrows()
-        cls = tf.fill([batch_size, 1], self.cls_token_id)
-        sep = tf.fill([batch_size, 1], self.sep_token_id)
-        pair = [*[sep] * (self.pair_separators - 1), segments[1], sep] if len(segments) == 2 else []
-        token_ids = tf.concat([cls, segments[0], sep, *pair], axis=1)
+        pair = [*[self.sep_token_id] * self.pair_separators, segments[1]] if len(segments) == 2 else []
+        token_ids = concat_rows([self.cls_token_id, segments[0], *pair, self.sep_token_id])
         shape = [None, self.sequence_length if self.pad_to_sequence_length else None]
-        padding_mask = tf.ones_like(token_ids, tf.bool).to_tensor(False, shape=shape)
+        padding_mask = filled_like(token_ids, True).to_tensor(False, shape=shape)
         return {
             "token_ids": token_ids.to_tensor(self.pad_token_id, shape=shape),
             "segment_ids": tf.zeros_like(padding_mask, tf.int32),

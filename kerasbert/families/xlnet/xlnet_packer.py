@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from kerasbert.tokenizers.bert_packer import BertPacker
+from kerasbert.tokenizers.bert_packer import BertPacker, concat_rows, filled_like
 
 CLS_SEGMENT_ID = 2  # XLNet's segment of `<cls>` (HF `SEG_ID_CLS`)
 
@@ -52,17 +52,13 @@ class XLNetPacker(BertPacker):
     cls_segment_id = CLS_SEGMENT_ID
 
     def _pack(self, segments):
-        batch_size = segments[0].nrows()
-        sep = tf.fill([batch_size, 1], self.sep_token_id)
-        token_ids, segment_ids = [], []
-        for index, segment in enumerate(segments):
-            token_ids += [segment, sep]
-            segment_ids += [tf.ones_like(segment) * index, tf.fill([batch_size, 1], index)]
-        token_ids = tf.concat([*token_ids, tf.fill([batch_size, 1], self.cls_token_id)], axis=1)
-        segment_ids = tf.concat([*segment_ids, tf.fill([batch_size, 1], CLS_SEGMENT_ID)], axis=1)
+        token_ids = concat_rows([*[part for segment in segments for part in (segment, self.sep_token_id)],
+                                 self.cls_token_id])
+        segment_ids = concat_rows([*[part for index, segment in enumerate(segments)
+                                     for part in (filled_like(segment, index), index)], CLS_SEGMENT_ID])
         shape = [None, self.sequence_length if self.pad_to_sequence_length else None]
         return {
             "token_ids": left_padded(token_ids, self.pad_token_id, shape),
             "segment_ids": left_padded(segment_ids, 0, shape),
-            "padding_mask": left_padded(tf.ones_like(token_ids, tf.bool), False, shape),
+            "padding_mask": left_padded(filled_like(token_ids, True), False, shape),
         }
