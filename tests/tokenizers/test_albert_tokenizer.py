@@ -17,7 +17,8 @@ import pytest
 import tensorflow as tf
 
 from kerasbert.data.shipped import load_dataset
-from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer, unigram_only_proto
+from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer
+from kerasbert.families.albert.sentencepiece_files import unigram_only_proto
 from kerasbert.tokenizers.bert_packer import BertPacker
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # the sibling modules below (no package here)

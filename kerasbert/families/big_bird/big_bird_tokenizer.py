@@ -15,7 +15,8 @@ import functools
 import keras
 import tensorflow as tf
 
-from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer, tables_of
+from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer
+from kerasbert.families.albert.sentencepiece_files import tables_of
 from kerasbert.tokenizers.tokenizer_json import METASPACE, big_bird_settings
 
 SPACE, WORD_START = 0x20, ord(METASPACE)

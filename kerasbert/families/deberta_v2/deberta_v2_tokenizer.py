@@ -16,7 +16,9 @@ import unicodedata
 import keras
 import tensorflow as tf
 
-from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer, is_whitespace, tables_of
+from kerasbert.families.albert.albert_tokenizer import AlbertTokenizer
+from kerasbert.families.albert.code_point_ops import is_whitespace
+from kerasbert.families.albert.sentencepiece_files import tables_of
 from kerasbert.tokenizers import unicode_tables
 from kerasbert.tokenizers.tokenizer_json import deberta_settings
 from kerasbert.tokenizers.word_splitter import previous
