@@ -21,7 +21,7 @@ import pytest
 import kerasbert
 from kerasbert.families import LongformerBackbone, tokenizer_from_preset
 from kerasbert.families.family import backbone_class_for
-from kerasbert.families.roberta.roberta_tokenizer import bytes_to_unicode
+from kerasbert.families.roberta.byte_level_bpe import bytes_to_unicode
 from kerasbert.layers.longformer_attention import global_picks
 from kerasbert.presets.loading import load_checkpoint
 

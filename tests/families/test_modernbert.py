@@ -19,7 +19,7 @@ import pytest
 import kerasbert
 from kerasbert.families import ModernBertBackbone, tokenizer_from_preset
 from kerasbert.families.family import backbone_class_for
-from kerasbert.families.roberta.roberta_tokenizer import bytes_to_unicode
+from kerasbert.families.roberta.byte_level_bpe import bytes_to_unicode
 from kerasbert.fine_tuning.frozen_features import caches_features
 from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head

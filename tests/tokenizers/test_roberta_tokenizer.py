@@ -16,8 +16,9 @@ import pytest
 import tensorflow as tf
 
 from kerasbert.data.shipped import load_dataset
+from kerasbert.families.roberta.byte_level_bpe import DIGIT, LETTER, WS, bytes_to_unicode
 from kerasbert.families.roberta.roberta_packer import RobertaPacker
-from kerasbert.families.roberta.roberta_tokenizer import DIGIT, LETTER, WS, RobertaTokenizer, bytes_to_unicode
+from kerasbert.families.roberta.roberta_tokenizer import RobertaTokenizer
 
 
 def load_helper(name):
