@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from kerasbert.families.bert_preprocessor import BertPreprocessor
-from kerasbert.tokenizers.bert_packer import BertPacker
+from kerasbert.tokenizers.bert_packer import BertPacker, concat_rows, keep_first
 
 OUTPUT_NAMES = {"token_ids": "input_ids", "segment_ids": "token_type_ids", "padding_mask": "attention_mask"}
 
@@ -125,3 +125,19 @@ def test_bad_packer_arguments_are_refused(tokenizer):
         BertPreprocessor("vocab.txt")
     with pytest.raises(ValueError, match="tuple of two"):
         BertPreprocessor(tokenizer, sequence_length=8)((["a"], ["b"], ["c"]))
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7])
+def test_row_concatenation_and_cuts_equal_tensorflows_ragged_ops(rows):
+    """The packers' `concat_rows` and `keep_first` against ragged `tf.concat` and a boolean mask of positions, on
+    rows of 0-5 ids (empty rows and an empty batch included), with int pieces as one-id columns."""
+    rng = np.random.default_rng(rows)
+    pieces = [tf.ragged.constant([list(rng.integers(1, 99, rng.integers(0, 6))) for _ in range(rows)],
+                                 dtype=tf.int32, ragged_rank=1, row_splits_dtype=tf.int64) for _ in range(2)]
+    column = lambda value: tf.RaggedTensor.from_tensor(tf.fill([rows, 1], value))
+    expected = tf.concat([column(101), pieces[0], column(102), column(102), pieces[1], column(102)], axis=1)
+    assert concat_rows([101, pieces[0], 102, 102, pieces[1], 102]).to_list() == expected.to_list()
+    counts = tf.constant(rng.integers(-1, 7, rows))
+    positions = tf.ragged.range(pieces[0].row_lengths())
+    cut = tf.ragged.boolean_mask(pieces[0], positions < tf.expand_dims(counts, 1))
+    assert keep_first(pieces[0], counts).to_list() == cut.to_list()
