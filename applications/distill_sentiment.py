@@ -13,8 +13,8 @@ half soft targets, half labels), also with one augmented, unlabelled copy of eve
 - "MobileBERT-tiny shape": MobileBERT-TINY's blocks (Sun et al. 2020, table 1: 24 blocks 512 wide between blocks,
   128 inside, 4 heads, 2 stacked feed-forward networks of 512, NoNorm, trigram embedding of 128) on the teacher's
   vocabulary and tokenizer, from random weights (no MobileBERT weights offline), 8 epochs at 1e-4. Its 24 narrow
-  blocks make it the slowest student here: its three fits had not ended after 52 CPU-minutes (2026-11-28), so run it
-  alone (`--students "MobileBERT-tiny shape (random init)"`, an estimated 2-4 hours on 2 cores).
+  blocks make it the slowest student here: run it alone (`--students "MobileBERT-tiny shape (random init)"`, about an
+  hour on 2 cores: 3,861 s on 2026-11-29).
 Each model is scored on the 1,000 IMDb reviews. Inference is `predict` on those raw texts (tokenising included),
 batch 32, timed in turns over 5 rounds after a warm-up: the median CPU time of the process is the model's cost (on a
 machine shared with other jobs it varies by about 3%, the wall time by up to 2x), the best wall time gives texts
