@@ -69,15 +69,16 @@ def pretrained_backbone(corpus, units_column, phases, name):
     return pretrainer.backbone
 
 
-def ner_f1(backbone, train, test, tags, phases, name):
-    """Entity F1 on `test` of a token classifier on `backbone` (None: the original checkpoint) fitted on `train`."""
+def ner_f1(backbone, train, test, tags, phases, name, epochs, learning_rate):
+    """Entity F1 on `test` of a token classifier on `backbone` (None: the original checkpoint) fitted on `train`
+    (`learning_rate` None: the task's default)."""
     keras.utils.set_random_seed(0)
     if backbone is None:
         tagger = kb.BertTokenClassifier.from_preset(PRESET, labels=tags, sequence_length=128)
     else:
         preprocessor = kb.BertPreprocessor.from_preset(PRESET, sequence_length=128)
         tagger = kb.BertTokenClassifier(backbone, preprocessor, labels=tags)
-    tagger.fit(train, epochs=2, batch_size=32, seed=0, verbose=2)
+    tagger.fit(train, epochs=epochs, batch_size=32, learning_rate=learning_rate, seed=0, verbose=2)
     results = tagger.evaluate(test, verbose=0)
     phases.mark(f"NER, {name}")
     return results
@@ -95,13 +96,15 @@ def main(arguments):
     units = sum(len(names) for names in corpus["entities"])
     phases.mark("data")
 
-    rows = [("no further pre-training", ner_f1(None, ner_train, test, tags, phases, "original"))]
+    tuning = (arguments.ner_epochs, arguments.ner_learning_rate)
+    rows = [("no further pre-training", ner_f1(None, ner_train, test, tags, phases, "original", *tuning))]
     for name, units_column in MASKING.items():
         backbone = pretrained_backbone(corpus, units_column, phases, name)
-        rows.append((name, ner_f1(backbone, ner_train, test, tags, phases, name)))
+        rows.append((name, ner_f1(backbone, ner_train, test, tags, phases, name, *tuning)))
 
     print(f"\nMSRA NER: pre-trained on {arguments.pretrain_sentences:,} training sentences ({len(corpus)} documents, "
-          f"{units:,} names, each counted once per document), fine-tuned on {len(ner_train):,}, tested on {len(test):,}")
+          f"{units:,} names, each counted once per document), fine-tuned on {len(ner_train):,} ({arguments.ner_epochs} "
+          f"epochs, rate {arguments.ner_learning_rate or 'default'}), tested on {len(test):,}")
     print(pd.DataFrame([(name, r["f1"], r["precision"], r["recall"], *(r["per_type_f1"].get(kind, 0.0)
                                                                        for kind in ("PER", "LOC", "ORG")))
                         for name, r in rows],
@@ -114,5 +117,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pretrain-sentences", type=int, default=12000)
     parser.add_argument("--ner-sentences", type=int, default=3000)
+    parser.add_argument("--ner-epochs", type=int, default=2)
+    parser.add_argument("--ner-learning-rate", type=float, default=None, help="the tagger's fine-tuning rate "
+                        "(default: the task's, 5e-5 for this size)")
     parser.add_argument("--test-sentences", type=int, default=None, help="the first N test sentences (all: None)")
     main(parser.parse_args())
