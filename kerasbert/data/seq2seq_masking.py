@@ -23,13 +23,8 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
-from kerasbert.data.masking import (
-    cpu_generator,
-    is_bracketed,
-    select_tokens,
-    selection_budget,
-    selection_outputs,
-)
+from kerasbert.data.mask_selection import select_tokens, selection_budget, selection_outputs
+from kerasbert.data.masking import cpu_generator, is_bracketed
 
 TARGET_SEGMENT = 1
 UNILM_MASK_PROBABILITY = 0.7  # UniLM's fine-tuning for question generation and summarisation

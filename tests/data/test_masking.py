@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kerasbert.data.masking import MaskedLMMasker, _span_lengths, span_length_probabilities
+from kerasbert.data.mask_selection import span_length_probabilities, span_lengths
+from kerasbert.data.masking import MaskedLMMasker
 from kerasbert.data.masking_config import STRATEGIES, MaskingConfig, masking_from_legacy_options
 from kerasbert.data.shipped import load_dataset
 from kerasbert.families import BertTokenizer
@@ -315,7 +316,7 @@ def test_span_lengths_are_geometric_truncated_at_10(sequences, words_of, tokeniz
     sd = math.sqrt(float(np.sum(np.arange(1, 11) ** 2 * probabilities)) - mean**2)
     assert abs(mean - 3.8) < 0.005  # SpanBERT's "mean 3.8"
     logits = tf.math.log(tf.constant(probabilities, tf.float32))
-    draws = _span_lengths(logits, 100_000, tf.constant([1, 2])).numpy()
+    draws = span_lengths(logits, 100_000, tf.constant([1, 2])).numpy()
     assert draws.min() == 1 and draws.max() == 10
     within(draws.mean(), mean, sd / math.sqrt(len(draws)), "drawn span length")
     # Realised spans keep that mean where few are cut or merged: the corpus as 2,048-id rows, 5%
