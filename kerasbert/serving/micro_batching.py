@@ -4,7 +4,8 @@ A batch holds at most `max_batch` rows and, with `max_tokens` (and `count_tokens
 that many tokens: a request that would pass the budget starts the next batch (one request larger than the budget
 runs alone). When the model is idle, a request waits at most `max_wait_ms` for
 others to join it; while the model works (in `workers` threads, each predicting one batch), the next batch gathers
-until a thread is free.
+until a thread is free, and starts before the finished batch's rows are handed out (the model does not wait
+for the answers to be written).
 A batch that fails is predicted request by request, so that one bad request gets its error and the others
 their answers.
 
@@ -50,12 +51,16 @@ class MicroBatcher:
     async def run(self):
         """Form and predict batches until cancelled."""
         self.queue = asyncio.Queue()
-        running = set()  # the batches being predicted
+        running = set()  # the predictions in the workers
+        delivering = set()  # the tasks handing each batch's rows to its requests
         while True:
             requests = await self.gather(running)
-            batch = asyncio.create_task(self.answer(requests))
-            running.add(batch)
-            batch.add_done_callback(running.discard)
+            prediction = self.submit(requests)
+            running.add(prediction)
+            prediction.add_done_callback(running.discard)
+            delivery = asyncio.create_task(self.deliver(requests, prediction))
+            delivering.add(delivery)
+            delivery.add_done_callback(delivering.discard)
 
     async def gather(self, running):
         """The next batch: requests that come within `max_wait` of the first, and while every worker is busy
@@ -103,24 +108,32 @@ class MicroBatcher:
         """Whether `request` would take a batch of `tokens` tokens past `max_tokens`."""
         return self.max_tokens is not None and tokens + request[3] > self.max_tokens
 
-    async def answer(self, requests):
+    def submit(self, requests):
+        """Start predicting `requests` in a worker (a future of their predictions)."""
         loop = asyncio.get_running_loop()
         frames = [frame for frame, *_ in requests]
         if self.observe_batch is not None:
             waits = [loop.time() - queued for _, _, queued, _ in requests]
             self.observe_batch(sum(len(frame) for frame in frames), waits)
+        return loop.run_in_executor(self.worker, self.predict_frames, frames)
+
+    def predict_frames(self, frames):
+        return self.predict_frame(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0])
+
+    async def deliver(self, requests, prediction):
+        """Each request's rows of `prediction`; a batch that failed is predicted again request by request."""
         try:
-            combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-            predictions = await loop.run_in_executor(self.worker, self.predict_frame, combined)
+            predictions = await prediction
         except Exception as error:  # noqa: BLE001 - answered per request below
             if len(requests) == 1:
                 if not requests[0][1].done():  # a client that went away cancelled its answer
                     requests[0][1].set_exception(error)
                 return
             for request in requests:
-                await self.answer([request])
+                await self.deliver([request], self.submit([request]))
             return
         self.batches += 1
+        await asyncio.sleep(0)  # the gatherer, woken by the same prediction, starts the next batch first
         start = 0
         for frame, answer, *_ in requests:
             if not answer.done():
