@@ -1,7 +1,8 @@
 """Load on `kerasbert serve`: 1, 8 and 32 concurrent clients over loopback, against in-process batch predict.
 
 The server runs as the real command in its own process (`kerasbert serve MODEL`); each client posts one
-real UCI review per request, in a loop, for `--seconds`. Printed per client count: requests/s, texts/s,
+real UCI review per request on its kept-alive connection, in a loop, for `--seconds` (`lean_http`: a client
+that spends little of the cores the server shares). Printed per client count: requests/s, texts/s,
 p50/p99 latency, errors (must be 0), the cores the server and the clients kept busy (both share
 this machine), the mean rows per micro-batch (the server's `/metrics`) and the server's resident memory at start and
 end; 3 s of load first trace the batch shapes.
@@ -38,6 +39,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 from _timing import QUIET_ENV, REPO, markdown_table
+from lean_http import LeanConnection
 from matmul_ceiling import measure, report
 from run_all import header
 
@@ -104,12 +106,13 @@ async def load(url, texts, clients, seconds, route="predict"):
 
     async def client(offset):
         nonlocal errors
-        async with httpx.AsyncClient(timeout=60) as session:
+        host, port = url.removeprefix("http://").split(":")
+        async with LeanConnection(host, int(port)) as connection:
             index = offset
             while time.perf_counter() < stop:
                 started = time.perf_counter()
-                answer = await session.post(f"{url}/{route}", json=REQUESTS[route](texts[index % len(texts)]))
-                if answer.status_code == 200:
+                status, _ = await connection.post_json(f"/{route}", REQUESTS[route](texts[index % len(texts)]))
+                if status == 200:
                     latencies.append(time.perf_counter() - started)
                 else:
                     errors += 1
