@@ -30,6 +30,7 @@ import tensorflow as tf
 
 from kerasbert.arguments import check_count
 from kerasbert.data.batch_order import BatchOrder
+from kerasbert.data.ragged_rows import RaggedRows
 
 DEFAULT_BUCKET_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 
@@ -101,36 +102,6 @@ def make_batched_dataset(features, labels=None, sample_weight=None, *, batch_siz
 
     batches = len(lengths) // batch_size if drop_remainder else -(-len(lengths) // batch_size)
     return batch_order.batches(batched, lengths, batch_size, batches)
-
-
-class RaggedRows:
-    """Rows of different lengths as one flat numpy array and the rows' lengths, gathered and padded in numpy.
-
-    Examples:
-        >>> rows = RaggedRows(np.array([101, 7, 102, 101, 102], np.int32), np.array([3, 2]))
-        >>> rows.padded(np.array([1, 0]), width=4, value=0).tolist()
-        [[101, 102, 0, 0], [101, 7, 102, 0]]
-    """
-
-    def __init__(self, flat, lengths):
-        self.flat = flat
-        self.lengths = np.asarray(lengths, np.int64)
-        self.starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
-
-    @property
-    def dtype(self):
-        return self.flat.dtype
-
-    def padded(self, rows, width, value):
-        """`[len(rows), width]`: the rows in `rows` order, each followed by `value` up to `width`."""
-        lengths = self.lengths[rows]
-        batch = np.full((len(rows), width), value, self.flat.dtype)
-        batch[np.arange(width) < lengths[:, None]] = np.concatenate(
-            [self.flat[start:start + length] for start, length in zip(self.starts[rows], lengths)])
-        return batch
-
-    def to_tensorflow(self):
-        return tf.RaggedTensor.from_row_lengths(self.flat, self.lengths)
 
 
 class EagerBatches:
@@ -283,7 +254,7 @@ def _example_structure(features, token_ids, labels, sample_weight, lengths):
 
 
 def _is_ragged_like(values):
-    if isinstance(values, tf.RaggedTensor):
+    if isinstance(values, (tf.RaggedTensor, RaggedRows)):
         return True
     if isinstance(values, np.ndarray):
         return values.dtype == object
@@ -326,6 +297,8 @@ def _check_example_count(name, count, expected):
 
 def _ragged(values, name):
     """`RaggedRows` of a `tf.RaggedTensor` or a list of lists of numbers (int32 / float32), or an error."""
+    if isinstance(values, RaggedRows):
+        return values
     if isinstance(values, tf.RaggedTensor):
         if values.ragged_rank != 1 or values.flat_values.shape.rank != 1:
             raise ValueError(f"{name!r} must be a 2-D ragged tensor [examples, (tokens)].")

@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 
 from kerasbert.data.output_rows import ragged_from_rows
+from kerasbert.data.ragged_rows import RaggedRows
 from kerasbert.tokenizers.bert_packer import BertPacker
 
 
@@ -48,17 +49,24 @@ class NativeReader:
         return cls(preprocessor)
 
     def __call__(self, *texts):
-        """One list of texts, or two for pairs -> `{"features": {"token_ids", "segment_ids"}, "pieces"}`."""
+        """One list of texts, or two for pairs -> `{"features": {"token_ids", "segment_ids"}, "pieces"}`, the
+        features as `tf.RaggedTensor`s."""
+        read = self.read_rows(*texts)
+        rows = read["features"]
+        return {"features": ragged_from_rows({name: part.flat for name, part in rows.items()},
+                                             rows["token_ids"].lengths), "pieces": read["pieces"]}
+
+    def read_rows(self, *texts):
+        """As calling the reader, the features as numpy `RaggedRows`: no TensorFlow op (inference batches)."""
         self._follow(self.preprocessor.packer)
         segments = [self.rust.encode_batch_fast([str(text) for text in part], add_special_tokens=False)
                     for part in texts]
         pieces = np.sum([[len(encoding.ids) for encoding in part] for part in segments], axis=0, dtype=np.int64)
         packed = [self.packing.post_process(*row, add_special_tokens=True) for row in zip(*segments)]
         lengths = np.fromiter((len(encoding.ids) for encoding in packed), np.int64, len(packed))
-        flat = {name: np.fromiter(itertools.chain.from_iterable(getattr(row, field) for row in packed), np.int32,
-                                  int(lengths.sum()))
-                for name, field in (("token_ids", "ids"), ("segment_ids", "type_ids"))}
-        features = ragged_from_rows(flat, lengths)
+        features = {name: RaggedRows(np.fromiter(itertools.chain.from_iterable(getattr(row, field) for row in packed),
+                                                 np.int32, int(lengths.sum())), lengths)
+                    for name, field in (("token_ids", "ids"), ("segment_ids", "type_ids"))}
         return {"features": features, "pieces": pieces}
 
     def _follow(self, packer):

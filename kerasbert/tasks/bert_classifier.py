@@ -17,6 +17,7 @@ from kerasbert.data.output_rows import (
     traced_with_row_lengths,
 )
 from kerasbert.data.prepared import Prepared
+from kerasbert.data.ragged_rows import row_lengths
 from kerasbert.data.text_windows import (
     WINDOW_TEXT,
     Truncation,
@@ -210,7 +211,7 @@ class BertClassifier(Task):
             return Prepared(frame=frame, features=read["features"], labels=labels,
                             extras={WINDOW_TEXT: read[WINDOW_TEXT].numpy()})
         special = self.preprocessor.packer.num_special_tokens(len(columns))
-        kept = read["features"]["token_ids"].row_lengths().numpy() - special
+        kept = row_lengths(read["features"]["token_ids"]) - special
         truncation = Truncation(np.asarray(read["pieces"]) - kept, self.window_length, self.window_length - special)
         if with_labels and truncation.rows:
             warn_the_caller(truncation.message())
@@ -220,9 +221,9 @@ class BertClassifier(Task):
         """Texts (one list, or two for pairs) -> `{"features": ragged token_ids and segment_ids, ...}` with each
         row's `pieces` before packing cut any, or with `long_inputs` one row per window and its `window_text`; in
         one traced TensorFlow function (the tokenizer's and packer's many small ops cost ~70 ms a call eagerly), or by
-        the `native_reader` where one is set (ONNX folders; not for windows)."""
+        the `native_reader` where one is set (ONNX folders; not for windows: features as numpy `RaggedRows`)."""
         if self.native_reader is not None and self.long_inputs is None:
-            return self.native_reader(*texts)
+            return self.native_reader.read_rows(*texts)
         key = (self.window_length, len(texts), self.long_inputs)
         if self.reading_function is None or self.reading_function[0] != key:
             signature = [tf.TensorSpec([None], tf.string)] * len(texts)  # one trace for every number of rows

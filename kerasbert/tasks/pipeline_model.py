@@ -29,6 +29,7 @@ from kerasbert.data.output_rows import (
     ragged_from_padded,
     traced_with_row_lengths,
 )
+from kerasbert.data.ragged_rows import row_lengths
 from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.fine_tuning.frozen_features import caches_features, check_cache_features, with_frozen_features
 from kerasbert.progress import progress_verbosity
@@ -167,7 +168,7 @@ class PipelineModel(keras.Model):
 
     def example_lengths(self, prepared):
         """Tokens per example (a multiple-choice example: its longest choice)."""
-        return prepared.features["token_ids"].row_lengths().numpy()
+        return row_lengths(prepared.features["token_ids"])
 
     def length_order(self, prepared):
         """Example indices from shortest to longest: the batching order with the least padding."""

@@ -42,7 +42,11 @@ def tokenizer(vocabulary):
 def read_both(tokenizer, sequence_length, texts, pairs):
     preprocessor = BertPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_sequence_length=False)
     parts = [texts, texts[::-1]] if pairs else [texts]
-    native = NativeReader.of(preprocessor)(*parts)
+    reader = NativeReader.of(preprocessor)
+    native = reader(*parts)
+    for name, rows in reader.read_rows(*parts)["features"].items():  # the numpy rows inference batches take
+        np.testing.assert_array_equal(rows.lengths, native["features"][name].row_lengths().numpy())
+        np.testing.assert_array_equal(rows.flat, native["features"][name].flat_values.numpy())
     expected = ragged_from_padded(preprocessor(tuple(parts) if pairs else parts[0]))
     pieces = sum(tokenizer(part).row_lengths().numpy() for part in parts)
     return native, expected, pieces
