@@ -3,7 +3,9 @@
 `deployment.py` times each runtime end to end from raw text; this times only ONNX Runtime's `session.run` on the
 same token ids (batch 1 and 32, 128 tokens, no padding), both graphs in one process, interleaved round by round
 (median of 8 rounds x 20 calls at batch 1, 8 x 3 at batch 32), so the ratio is the graphs' and not the tokenizers'
-or the machine's drift. The graphs are the ones `deployment.py` writes under runs/deployment/<preset>/ (it is run
+or the machine's drift. Then each runtime as a user calls it on one raw text, interleaved the same way (batch 1,
+the speed texts in turn): kerasbert's ONNX folder `predict([text])` (a DataFrame of label, score and
+probabilities) against the peers' tokenizer call, `session.run` and argmax. The graphs are the ones `deployment.py` writes under runs/deployment/<preset>/ (it is run
 first when they are missing): kerasbert `export(format="onnx")` float32 and `quantize="int8"`; HF
 `BertForSequenceClassification` through `torch.onnx`, ONNX Runtime's BERT optimizer and `quantize_dynamic`.
 
@@ -17,7 +19,7 @@ import time
 
 import numpy as np
 from _timing import cores, markdown_table, median, ratio, run_worker
-from deployment import RUNS, SEQUENCE_LENGTH
+from deployment import RUNS, SEQUENCE_LENGTH, data, runner
 from run_all import header
 
 ROUNDS = 8
@@ -50,6 +52,23 @@ def interleaved(sessions, batch):
     return {name: median(values) for name, values in times.items()}
 
 
+def from_text(preset, variant):
+    """(kerasbert, peers) median seconds to predict one raw text, calls interleaved round by round."""
+    texts = data()[0]
+    predictors = {name: runner(runtime, variant, RUNS / preset, preset)[0]
+                  for name, runtime in (("kerasbert", "onnx"), ("peers", "hf-ort"))}
+    times = {name: [] for name in predictors}
+    for round_number in range(ROUNDS):
+        for name, predict in predictors.items():
+            predict(texts[:1], 1)
+            for call in range(CALLS[1]):
+                text = texts[(round_number * CALLS[1] + call) % len(texts)]
+                start = time.perf_counter()
+                predict([text], 1)
+                times[name].append(time.perf_counter() - start)
+    return median(times["kerasbert"]), median(times["peers"])
+
+
 def main():
     import onnxruntime
 
@@ -72,7 +91,12 @@ def main():
                 ours, peers = interleaved(sessions, batch).values()
                 rows.append([variant, batch, 1000 * ours, 1000 * peers, ratio(peers, ours)])
         headers = ["weights", "batch", "kerasbert ms", "HF -> ONNX Runtime ms", "kerasbert speed vs peers"]
-        print(f"\n## {preset}\n\n" + markdown_table(headers, rows), flush=True)
+        print(f"\n## {preset}: the graphs alone\n\n" + markdown_table(headers, rows), flush=True)
+        rows = [[variant, 1, *(1000 * seconds for seconds in from_text(preset, variant)), ""] for variant in
+                ("float32", "int8")]
+        for row in rows:
+            row[4] = ratio(row[3], row[2])
+        print(f"\n## {preset}: from one raw text to its label\n\n" + markdown_table(headers, rows), flush=True)
 
 
 if __name__ == "__main__":
