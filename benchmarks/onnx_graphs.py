@@ -5,8 +5,8 @@ same token ids (batch 1 and 32, 128 tokens, no padding), both graphs in one proc
 (median of 8 rounds x 20 calls at batch 1, 8 x 3 at batch 32), so the ratio is the graphs' and not the tokenizers'
 or the machine's drift. Then each runtime as a user calls it on one raw text, interleaved the same way (batch 1,
 the speed texts in turn): kerasbert's ONNX folder `predict([text])` (a DataFrame of label, score and
-probabilities) against the peers' tokenizer call, `session.run` and argmax. The graphs are the ones `deployment.py` writes under runs/deployment/<preset>/ (it is run
-first when they are missing): kerasbert `export(format="onnx")` float32 and `quantize="int8"`; HF
+probabilities) against the peers' tokenizer call, `session.run` and argmax. The graphs are the ones
+`deployment.py` writes under runs/deployment/<preset>/ (it is run first when they are missing): kerasbert `export(format="onnx")` float32 and `quantize="int8"`; HF
 `BertForSequenceClassification` through `torch.onnx`, ONNX Runtime's BERT optimizer and `quantize_dynamic`.
 
 Run:
