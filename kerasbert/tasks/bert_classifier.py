@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
-from kerasbert.arguments import check_count
 from kerasbert.data.batching import EagerBatches
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.output_rows import (
@@ -35,6 +34,7 @@ from kerasbert.families.sequence_length import packed_input_length
 from kerasbert.metrics import statistics as metrics
 from kerasbert.metrics.classification import classification_scores
 from kerasbert.metrics.probabilities import above_threshold, sigmoid, softmax
+from kerasbert.tasks.classifier_labels import learn_labels, resolve_num_classes
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.heads import mixes_layers, task_outputs
 from kerasbert.tasks.long_inputs import LongInputs
@@ -240,25 +240,11 @@ class BertClassifier(Task):
         return {"features": ragged_from_padded(self.preprocessor.packer(windows)), WINDOW_TEXT: window_text}
 
     def fit_label_encoder(self, label_series):
-        """Learn class names from the first labelled data; int labels with `num_classes` mean ids
-        0..n-1, other labels are sorted."""
-        encoder = self.label_encoder
-        if encoder.labels is None and encoder.problem_type != "regression":
-            values = label_series.dropna()
-            is_int = len(values) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                         for v in values)
-            if is_int and self.num_classes is not None and values.min() >= 0 and values.max() < self.num_classes:
-                encoder.labels = list(range(self.num_classes))
-        encoder.fit(label_series)
-        if self.num_classes is None:  # built without labels: the head gets its width now
-            self.num_classes = encoder.num_classes
-            self.set_output_count(self.num_classes)
-        if encoder.num_classes != self.num_classes:
-            raise ValueError(
-                f"The {self.columns['label']!r} column has {encoder.num_classes} classes "
-                f"({encoder.labels if encoder.labels else 'regression'}), but the classifier was built "
-                f"with num_classes={self.num_classes}. Pass labels=[...] listing every class."
-            )
+        """Learn class names from the first labelled data (`learn_labels`); a head built without a width gets it."""
+        classes = learn_labels(self.label_encoder, label_series, self.num_classes, self.columns["label"])
+        if self.num_classes is None:
+            self.num_classes = classes
+            self.set_output_count(classes)
 
     def balanced_class_weight(self, prepared):
         if self.problem_type not in ("binary", "multiclass"):
@@ -441,27 +427,3 @@ def windows_of_pairs_message(text_pair_column="text_pair"):
     return (f"long_inputs reads one long text in windows; it does not window text pairs (the data has a "
             f"{text_pair_column!r} column, or uses_pairs=True). Classify pairs without long_inputs, or join each pair "
             "into one text.")
-
-
-def resolve_num_classes(num_classes, encoder, has_head=False):
-    """The output count from `num_classes`, the labels, or the problem type; None (learned on the first
-    fit) when none of them is given, unless a custom head needs it now."""
-    if num_classes is not None:
-        num_classes = check_count("num_classes", num_classes)
-    if encoder.problem_type == "regression":
-        if num_classes not in (None, 1):
-            raise ValueError(f"Regression has one output; got num_classes={num_classes}.")
-        return 1
-    if encoder.labels is not None:
-        if num_classes is not None and num_classes != len(encoder.labels):
-            raise ValueError(
-                f"num_classes={num_classes} but {len(encoder.labels)} labels were given: "
-                f"{encoder.labels}. Pass one of the two."
-            )
-        return len(encoder.labels)
-    if num_classes is None and has_head:
-        raise ValueError(
-            "Tell a classifier with a custom head its outputs: num_classes=N, labels=[...] or "
-            "problem_type='regression'."
-        )
-    return num_classes
