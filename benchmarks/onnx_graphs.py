@@ -1,7 +1,8 @@
 """The ONNX graphs alone: kerasbert's exported `model.onnx` against the peers' HF -> ONNX Runtime graph.
 
 `deployment.py` times each runtime end to end from raw text; this times only ONNX Runtime's `session.run` on the
-same token ids (batch 1 and 32, 128 tokens, no padding), both graphs in one process, interleaved round by round
+same token ids (batch 1 and 32, 128 tokens, no padding), each in the session its runtime makes (kerasbert's
+`onnx_session`, the peers' default `InferenceSession`), both graphs in one process, interleaved round by round
 (median of 8 rounds x 20 calls at batch 1, 8 x 3 at batch 32), so the ratio is the graphs' and not the tokenizers'
 or the machine's drift. Then each runtime as a user calls it on one raw text, interleaved the same way (batch 1,
 the speed texts in turn): kerasbert's ONNX folder `predict([text])` (a DataFrame of label, score and
@@ -72,6 +73,8 @@ def from_text(preset, variant):
 def main():
     import onnxruntime
 
+    from kerasbert.deployment.onnx_runtime import onnx_session
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presets", nargs="+", default=["all_minilm_l6_v2_en", "bert_small_en_uncased"])
     args = parser.parse_args()
@@ -84,9 +87,10 @@ def main():
         options.intra_op_num_threads = cores()
         rows = []
         for variant in ("float32", "int8"):
-            sessions = {name: onnxruntime.InferenceSession(str(RUNS / preset / files[variant]), options,
-                                                           providers=["CPUExecutionProvider"])
-                        for name, files in GRAPHS.items()}
+            paths = {name: str(RUNS / preset / files[variant]) for name, files in GRAPHS.items()}
+            sessions = {name: onnx_session(path, cores()) if name == "kerasbert" else
+                        onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+                        for name, path in paths.items()}
             for batch in CALLS:
                 ours, peers = interleaved(sessions, batch).values()
                 rows.append([variant, batch, 1000 * ours, 1000 * peers, ratio(peers, ours)])

@@ -11,10 +11,12 @@ Tokenisation runs outside ONNX, in kerasbert (`load_onnx_task` reads the folder 
 The graph is traced by PyTorch's ONNX exporter from the model under the torch backend: one MatMul per Dense, one
 LayerNormalization per LayerNorm, a graph ONNX Runtime fuses (tf2onnx's trace of the TensorFlow graph ran 1.4x
 slower); each BERT-style self-attention with a padding mask becomes ONNX Runtime's contrib `Attention`
-(`fuse_self_attention`). Under TensorFlow or JAX the trace runs in a `KERAS_BACKEND=torch` process on a `.keras`
-copy, whose outputs are the same under every backend. `quantize="int8"` stores embedding tables as int8 with a scale per row
-(`int8_embedding_rows`) and runs ONNX Runtime's dynamic quantisation on the MatMuls and fused attentions
-(`QAttention`): int8 weights (a scale per output column), activations quantised per batch at run time.
+(`fuse_self_attention`); where only the first token of the last layer is read (a classifier's pooler), that layer's
+output projection and feed-forward run on it alone (`first_token_only`). Under TensorFlow or JAX the trace runs in a
+`KERAS_BACKEND=torch` process on a `.keras` copy, whose outputs are the same under every backend. `quantize="int8"`
+stores embedding tables as int8 with a scale per row (`int8_embedding_rows`) and runs ONNX Runtime's dynamic
+quantisation on the MatMuls and fused attentions (`QAttention`): int8 weights (a scale per output column),
+activations quantised per batch at run time.
 
 Examples:
     >>> classifier.export("sentiment_onnx", format="onnx")                  # Task.export calls export_onnx
@@ -32,7 +34,12 @@ import keras
 from kerasbert.atomic_files import atomic_path
 from kerasbert.deployment.export import run_under_backend
 from kerasbert.deployment.onnx_attention_fusion import fuse_self_attention
-from kerasbert.deployment.onnx_graph_passes import attention_nodes, int8_embedding_rows, masks_with_query_length
+from kerasbert.deployment.onnx_graph_passes import (
+    attention_nodes,
+    first_token_only,
+    int8_embedding_rows,
+    masks_with_query_length,
+)
 
 ONNX_FILE, CONFIG_FILE, TOKENIZER_FOLDER = "model.onnx", "kerasbert.json", "tokenizer"
 # Opset 23 has the fused `Attention` op (torch's scaled_dot_product_attention lowers to it: 1.2x ONNX Runtime int8
@@ -116,12 +123,14 @@ def output_names(model):
 
 def onnx_graph(model, path):
     """Trace `model` (a functional Keras model on a dict of integer inputs; torch backend) to an ONNX file at
-    `path`, every input's batch and length axes dynamic, its self-attentions fused for ONNX Runtime."""
+    `path`, every input's batch and length axes dynamic, its self-attentions fused for ONNX Runtime, its last layer
+    computed for the first token alone where nothing else of it is read."""
     import onnx
 
     graph = traced_graph(model)
     fuse_self_attention(graph)
     masks_with_query_length(graph)
+    first_token_only(graph)
     onnx.save_model(graph, str(path))
     return path
 
