@@ -2,7 +2,8 @@
 
 Reference: the same Keras backbone (loaded from the seeded HF folders of conftest.py, which match HF
 transformers to 1e-4). Bar: max |difference| <= 1e-4 in float32 on every output, on batch sizes and lengths the
-trace never saw (it traced batch 2, length 5).
+trace never saw (it traced batch 2, length 5). Each family's classifier, whose head reads the first token alone,
+is exported with its last layer cut to that token and gives the Keras logits within 1e-5.
 """
 
 import numpy as np
@@ -36,3 +37,27 @@ def test_onnx_graph_of_every_family_gives_the_keras_outputs(name, hf_family_mode
         differences = {key: float(np.abs(got[key] - expected[key]).max()) for key in expected}
         print(f"{name} length {length}: ONNX Runtime vs Keras {differences}")
         assert max(differences.values()) <= TOLERANCE
+
+
+@pytest.mark.under_torch
+@pytest.mark.parametrize("name", ["roberta", "albert", "distilbert", "electra"])
+def test_every_family_classifier_runs_its_last_layer_on_the_first_token(name, tmp_path):
+    """The classifier's head reads the first token alone: the exported graph computes the last layer for it alone
+    (two `Slice`s of `first_token_only`) and gives the Keras logits, also for a row of one real token."""
+    import keras
+
+    from kerasbert.tasks import BertClassifier
+
+    backbone_class, padding_token_id, num_segments, _ = FAMILIES[name]
+    keras.utils.set_random_seed(0)
+    sizes = dict(vocabulary_size=100, num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32)
+    backbone = backbone_class(**sizes, **({"embedding_dim": 8} if name in ("albert", "electra") else {}))
+    classifier = BertClassifier(backbone, None, num_classes=3)
+    graph = onnx.load(str(onnx_graph(classifier, tmp_path / "classifier.onnx")))
+    assert sum(node.name.endswith("_first_token") for node in graph.graph.node) == 2
+    session = onnxruntime.InferenceSession(str(tmp_path / "classifier.onnx"), providers=["CPUExecutionProvider"])
+    inputs = padded_batch(padding_token_id, num_segments, length=11)
+    inputs["padding_mask"][2, 1:] = 0  # a row of one real token
+    (got,) = session.run(None, {model_input.name: inputs[model_input.name] for model_input in session.get_inputs()})
+    expected = keras.ops.convert_to_numpy(classifier({key: inputs[key] for key in classifier.input}, training=False))
+    assert np.abs(got - expected).max() <= 1e-5
