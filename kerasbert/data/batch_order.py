@@ -108,3 +108,10 @@ def finish_batches(dataset, batches, epochs=None):
     options = tf.data.Options()
     options.autotune.enabled = False
     return dataset.prefetch(2).with_options(options)
+
+
+def training_order(training, seed, group_by_length, order, epochs):
+    """The `BatchOrder` of a task's batches: training batches shuffled with `seed` (and grouped by length unless
+    `group_by_length=False`); others in `order`, else the input order."""
+    return BatchOrder(shuffle=training, seed=seed, group_by_length=training and group_by_length, order=order,
+                      epochs=epochs)

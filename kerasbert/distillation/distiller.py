@@ -18,7 +18,6 @@ The teacher runs in inference mode and never trains; the student is the user's t
 and stays an ordinary task (`predict`, `evaluate`, `.keras`, `export`).
 """
 
-import warnings
 
 import keras
 import numpy as np
@@ -33,10 +32,11 @@ from kerasbert.families.sequence_length import longest_input
 from kerasbert.progress import progress_verbosity
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, POOLER_ONLY_WITHOUT_GRADIENTS, check_run_arguments
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE, check_run_arguments
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 from kerasbert.training.default_optimizer import create_optimizer, default_learning_rate
 from kerasbert.training.fit_arguments import check_callbacks, check_learning_rate, check_seed
+from kerasbert.training.unused_weights import weights_unused_by_design
 
 HAS_LABEL = "has_label"  # the batch feature that marks labelled rows (1) and unlabelled ones (0)
 
@@ -330,8 +330,7 @@ class Distiller(keras.Model):
             self.default_compiled = True
         if not self.optimizer.built:
             self.optimizer.build(self.trainable_variables)
-        with warnings.catch_warnings():  # a token classifier leaves its pooler without gradients
-            warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
+        with weights_unused_by_design():  # a token classifier leaves its pooler without gradients
             return super().fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=validation,
                                verbose=progress_verbosity(verbose), callbacks=callbacks, shuffle=False)  # shuffled with `seed` already
 

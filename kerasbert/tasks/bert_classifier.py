@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from kerasbert.data.batch_order import training_order
 from kerasbert.data.batching import EagerBatches
 from kerasbert.data.labels import LabelEncoder
 from kerasbert.data.output_rows import (
@@ -38,7 +39,7 @@ from kerasbert.tasks.classifier_labels import learn_labels, resolve_num_classes
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.heads import mixes_layers, task_outputs
 from kerasbert.tasks.long_inputs import LongInputs
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, training_order
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.tasks.window_pooling import (
     first_windows,

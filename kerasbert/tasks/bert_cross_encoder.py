@@ -6,6 +6,7 @@ import pandas as pd
 import tensorflow as tf
 
 from kerasbert.arguments import check_count
+from kerasbert.data.batch_order import training_order
 from kerasbert.data.label_validation import validate_label_values
 from kerasbert.data.prepared import Prepared
 from kerasbert.data.text_tuples import negatives_of
@@ -17,7 +18,7 @@ from kerasbert.presets.sentence_transformers_format import read_cross_encoder_ac
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.grouped_rows import GROUP_SIZE, grouped_batches, is_grouped, longest_of_each, outputs_of_rows
 from kerasbert.tasks.heads import mixes_layers, task_outputs
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, training_order
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.training.encoder_losses import ListwiseSoftmaxLoss
 from kerasbert.training.fit_arguments import check_rate

@@ -23,7 +23,7 @@ from kerasbert.tasks.masked_lm_common import (
     masked_lm_inputs,
     write_task_preset,
 )
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, is_raw
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE, is_raw
 from kerasbert.tasks.task import Task
 
 

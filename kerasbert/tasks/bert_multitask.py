@@ -12,7 +12,7 @@ from kerasbert.progress import progress_verbosity
 from kerasbert.tasks.bert_classifier import BertClassifier
 from kerasbert.tasks.bert_token_classifier import BertTokenClassifier
 from kerasbert.tasks.heads import head_features
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE, check_run_arguments
 from kerasbert.tasks.task import Task
 from kerasbert.training.default_optimizer import (
     create_optimizer,

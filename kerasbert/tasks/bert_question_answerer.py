@@ -15,7 +15,7 @@ from kerasbert.layers.question_logits_mask import QuestionLogitsMask
 from kerasbert.metrics.squad import evaluate_squad, exact_match, f1
 from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.heads import mixes_layers, task_outputs
-from kerasbert.tasks.pipeline_model import is_raw
+from kerasbert.tasks.run_arguments import is_raw
 from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import concat_rows, filled_like, keep_first
 

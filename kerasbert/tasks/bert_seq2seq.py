@@ -30,7 +30,7 @@ from kerasbert.families.sequence_length import longest_input
 from kerasbert.generation.seq2seq_decoding import DecodingFunction, DecodingSteps, beam_search, greedy_search
 from kerasbert.tasks.columns import column_argument, reads_columns
 from kerasbert.tasks.masked_lm_common import build_masked_lm_head, load_masked_lm_head, masked_lm_inputs
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw
 from kerasbert.tasks.task import Task
 
 NOT_GENERATED = -1e9  # the logit of the special tokens generation never writes ([PAD], [CLS], [MASK], ...)

@@ -19,7 +19,8 @@ from kerasbert.presets.sentence_transformers_format import read_sentence_transfo
 from kerasbert.retrieval.exact_index import ExactIndex, unit_rows
 from kerasbert.tasks.columns import column_argument
 from kerasbert.tasks.grouped_rows import GROUP_SIZE, grouped_batches, is_grouped, longest_of_each, outputs_of_rows
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE, batch_spec
+from kerasbert.tasks.pipeline_model import batch_spec
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.training import grad_cache
 from kerasbert.training.encoder_losses import encoder_loss

@@ -27,7 +27,7 @@ from kerasbert.presets.loading import load_checkpoint
 from kerasbert.tasks.bert_pretrainer import BertPretrainer
 from kerasbert.tasks.columns import reads_columns
 from kerasbert.tasks.masked_lm_common import DOCUMENTS_HINT, check_keras_data, check_options, is_documents
-from kerasbert.tasks.pipeline_model import DEFAULT_BATCH_SIZE
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE
 from kerasbert.tasks.task import Task
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 

@@ -22,7 +22,7 @@ from kerasbert.layers.heads import MaskedLMHead
 from kerasbert.presets.kerasbert_format import write_kerasbert_folder
 from kerasbert.presets.model_card import model_card
 from kerasbert.tasks.heads import head_features
-from kerasbert.tasks.pipeline_model import is_raw
+from kerasbert.tasks.run_arguments import is_raw
 from kerasbert.tokenizers.bert_packer import PACKED_INPUTS
 
 DOCUMENTS_HINT = ("documents (a DataFrame with a text column, a list or Series of document strings, a "

@@ -18,15 +18,14 @@ Examples:
     >>> classifier.save("long_documents.keras")         # the trained classifier
 """
 
-import warnings
 
 import keras
 import numpy as np
 
 from kerasbert.arguments import check_count
 from kerasbert.data.validation import require_columns, to_dataframe, validate_text_columns
-from kerasbert.tasks.pipeline_model import XLNET_UNUSED_WITHOUT_GRADIENTS
 from kerasbert.training.default_optimizer import create_optimizer
+from kerasbert.training.unused_weights import weights_unused_by_design
 
 
 class MemoryReader(keras.Model):
@@ -98,8 +97,7 @@ class MemoryReader(keras.Model):
                      loss=self.classifier.default_loss())
         order = np.random.default_rng(seed)
         losses = []
-        with warnings.catch_warnings():  # the query stream's mask embedding is unused here
-            warnings.filterwarnings("ignore", message=XLNET_UNUSED_WITHOUT_GRADIENTS)
+        with weights_unused_by_design():  # the query stream's mask embedding is unused here
             for _ in range(epochs):
                 epoch = [float(self.train_on_batch(self.last_inputs(texts[row]), labels[row:row + 1]))
                          for row in order.permutation(len(frame))]

@@ -12,15 +12,12 @@ Examples:
 """
 
 import contextlib
-import warnings
 
 import keras
 import numpy as np
-import pandas as pd
 import tensorflow as tf
 
-from kerasbert.arguments import check_count
-from kerasbert.data.batch_order import BatchOrder
+from kerasbert.data.batch_order import training_order
 from kerasbert.data.batching import EagerBatches, make_batched_dataset
 from kerasbert.data.output_rows import (
     concatenate_padded,
@@ -34,6 +31,7 @@ from kerasbert.deployment.model_function import ModelFunction
 from kerasbert.fine_tuning.frozen_features import caches_features, check_cache_features, with_frozen_features
 from kerasbert.progress import progress_verbosity
 from kerasbert.tasks.columns import reads_columns, resolve_columns
+from kerasbert.tasks.run_arguments import DEFAULT_BATCH_SIZE, check_run_arguments, is_raw, steps_of
 from kerasbert.training.backup import TrainingBackup
 from kerasbert.training.default_optimizer import (
     create_optimizer,
@@ -50,36 +48,7 @@ from kerasbert.training.distribution import (
     this_process_rows,
 )
 from kerasbert.training.fit_arguments import check_callbacks, check_seed, split_for_validation
-
-DEFAULT_BATCH_SIZE = 32
-POOLER_ONLY_WITHOUT_GRADIENTS = r"Gradients do not exist for variables \['pooler/\w+', 'pooler/\w+'\] when"
-# XLNet's weights a task leaves unused: the query stream's mask embedding, and the summary under a QA head.
-XLNET_UNUSED_WITHOUT_GRADIENTS = (r"Gradients do not exist for variables \[(?:'(?:\w+/)?(?:summary/\w+|mask_embedding)'"
-                                  r"(?:, )?)+\] when")
-
-
-def is_raw(data):
-    """True for user-level data (DataFrame, Series, strings, dict of columns); False for tensors."""
-    if data is None or isinstance(data, tf.data.Dataset):
-        return False
-    if isinstance(data, dict):
-        return "token_ids" not in data
-    if isinstance(data, np.ndarray):
-        return data.dtype.kind in "OUS"
-    return isinstance(data, (pd.DataFrame, pd.Series, list, tuple, str))
-
-
-def check_run_arguments(data, batch_size, epochs=1):
-    """TypeError/ValueError for no data, or a `batch_size`/`epochs` that is not a positive int."""
-    if data is None:
-        raise TypeError("No data was given: pass a DataFrame, a list or Series of texts, one text, "
-                        "or a tf.data.Dataset.")
-    if isinstance(data, (bool, int, float, complex, bytes, np.number)):
-        raise TypeError(f"Cannot read {type(data).__name__} {data!r} as data: pass a DataFrame, a list or Series of "
-                        "texts, one text, or a tf.data.Dataset.")
-    if batch_size is not None:
-        check_count("batch_size", batch_size)
-    check_count("epochs", epochs)
+from kerasbert.training.unused_weights import weights_unused_by_design
 
 
 def batch_spec(epoch_iterator):
@@ -255,9 +224,7 @@ class PipelineModel(keras.Model):
         if columns is not None:
             self.columns = resolve_columns(self.columns, columns, type(self).__name__, self.nullable_columns)
         backup = None if backup_dir is None else TrainingBackup(backup_dir)
-        with warnings.catch_warnings():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
-            warnings.filterwarnings("ignore", message=POOLER_ONLY_WITHOUT_GRADIENTS)
-            warnings.filterwarnings("ignore", message=XLNET_UNUSED_WITHOUT_GRADIENTS)
+        with weights_unused_by_design():  # heads on token states (QA, MLM, mean pooling) leave the pooler unused
             with self.strategy_scope():  # the default optimizer is made in fit, under the model's strategy
                 return self.fit_with_defaults(x, y, batch_size, epochs, validation_data, defaults,
                                               seed, group_by_length, backup, cache_features, **kwargs)
@@ -283,7 +250,7 @@ class PipelineModel(keras.Model):
             elif isinstance(x, dict) or hasattr(x, "shape"):
                 check_batches_split_evenly(rows_of(x), batch_size or DEFAULT_BATCH_SIZE, model=self)
             if not self.compiled or self.default_compiled:
-                steps = (kwargs.get("steps_per_epoch") or self.steps_of(x, batch_size)) * epochs
+                steps = (kwargs.get("steps_per_epoch") or steps_of(x, batch_size)) * epochs
                 self.compile_defaults(steps, **defaults)
             self.build_optimizer()
             return self.fit_resumable(x, backup, y=y, batch_size=batch_size, epochs=epochs,
@@ -353,20 +320,6 @@ class PipelineModel(keras.Model):
         if self.optimizer is not None and not self.optimizer.built:
             self.optimizer.build(self.trainable_variables)
 
-    @staticmethod
-    def steps_of(x, batch_size):
-        """Batches per epoch of Keras-level data, for the default learning-rate schedule."""
-        if isinstance(x, tf.data.Dataset):
-            steps = int(x.cardinality())
-            if steps < 0:
-                raise ValueError(
-                    "This tf.data.Dataset has an unknown length, so the default learning-rate "
-                    "schedule cannot be sized: call `compile(...)` yourself, or give the dataset a "
-                    "known length (e.g. `dataset.apply(tf.data.experimental.assert_cardinality(n))`)."
-                )
-            return steps
-        return int(np.ceil(rows_of(x) / (batch_size or DEFAULT_BATCH_SIZE)))
-
     # === Inference ===
 
     def predict_outputs(self, data, batch_size=None, with_labels=False, verbose="auto"):
@@ -433,9 +386,3 @@ class PipelineModel(keras.Model):
             results.pop("errors", None)
         return results
 
-
-def training_order(training, seed, group_by_length, order, epochs):
-    """The `BatchOrder` of `PipelineModel.batches`: training batches shuffled with `seed` (and grouped by length
-    unless `group_by_length=False`); others in `order`, else the input order."""
-    return BatchOrder(shuffle=training, seed=seed, group_by_length=training and group_by_length, order=order,
-                      epochs=epochs)
